@@ -1,0 +1,185 @@
+"""What every format parser produces, and the helpers they share.
+
+A parser is a pure function ``parse(lines, *, path, state) -> ParseResult``:
+it gets numbered lines (already split, size-bounded and complete), returns
+canonical rows keyed by their natural keys, and counts every line as used,
+skipped by a named rule, or a problem. It never touches the database, the
+clock or the environment; ``state`` carries what it needs to resume a file
+that has grown since the last run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, NamedTuple, Protocol
+
+from tokaudit.redact import excerpt
+
+
+class Line(NamedTuple):
+    """One complete input line: 1-based number, byte offset of its start, its bytes (no newline)."""
+
+    line_no: int
+    byte_offset: int
+    data: bytes
+
+
+@dataclass
+class Problem:
+    """A line (or, with line_no 0, a whole file) that could not be used."""
+
+    line_no: int
+    byte_offset: int
+    kind: str
+    message: str
+    excerpt: str | None = None
+
+
+@dataclass
+class ParseResult:
+    """Rows and line accounting from one parse of (part of) one file.
+
+    Rows are dicts keyed by their table's natural key, so a parser can merge
+    several lines that describe the same request or tool call.
+    """
+
+    sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    llm_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    events: dict[tuple[int, str], dict[str, Any]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    lines_ok: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def lines_skipped(self) -> int:
+        return sum(self.skipped.values())
+
+    @property
+    def lines_problem(self) -> int:
+        """Problem lines; a problem with line_no 0 is about the whole file, not a line."""
+        return sum(1 for p in self.problems if p.line_no > 0)
+
+    @property
+    def lines_read(self) -> int:
+        return self.lines_ok + self.lines_skipped + self.lines_problem
+
+    def problem(self, line: Line, kind: str, message: str) -> None:
+        """Record ``line`` as unusable, with a short redacted excerpt."""
+        self.problems.append(Problem(line.line_no, line.byte_offset, kind, message, excerpt(line.data)))
+
+    def add_session(self, row: dict[str, Any]) -> None:
+        """Add or merge a session row (earliest start, latest end, first non-null of the rest)."""
+        old = self.sessions.get(row["session_id"])
+        self.sessions[row["session_id"]] = row if old is None else merge_session(old, row)
+
+    def add_llm_call(self, row: dict[str, Any]) -> None:
+        """Add or merge a model-request row, keeping the line with the most tokens."""
+        old = self.llm_calls.get(row["call_key"])
+        self.llm_calls[row["call_key"]] = row if old is None else merge_llm_call(old, row)
+
+    def add_tool_call(self, row: dict[str, Any]) -> None:
+        """Add or merge a tool-call row (a call and its result may come from different lines)."""
+        old = self.tool_calls.get(row["tool_call_id"])
+        self.tool_calls[row["tool_call_id"]] = row if old is None else merge_tool_call(old, row)
+
+    def add_event(self, row: dict[str, Any]) -> None:
+        self.events[(row["line_no"], row["kind"])] = row
+
+
+class FormatModule(Protocol):
+    """What a format module in ``tokaudit.ingest`` provides (see the registry)."""
+
+    FORMAT: str
+    AGENT: str
+
+    def sniff(self, head: list[Any]) -> bool: ...
+
+    def parse(self, lines: Iterable[Line], *, path: str, state: dict[str, Any] | None) -> ParseResult: ...
+
+    def default_roots(self) -> list[Any]: ...
+
+
+# --- merging rows that describe the same thing -------------------------------------------------
+
+TOKEN_COLUMNS = ("input_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens")
+
+
+def total_tokens(row: dict[str, Any]) -> int:
+    return sum(row[c] for c in TOKEN_COLUMNS)
+
+
+def merge_llm_call(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Keep-max: the line with the most tokens carries the final usage (earlier ones are placeholders).
+
+    Ties prefer the row that reports ``speed``, then the earlier line, matching
+    the ``llm_calls_dedup`` view's order.
+    """
+    old_key = (total_tokens(old), old.get("speed") is not None, -old["line_no"])
+    new_key = (total_tokens(new), new.get("speed") is not None, -new["line_no"])
+    return new if new_key > old_key else old
+
+
+def merge_tool_call(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Fill each column from whichever half has it; derive duration from timestamps when both exist."""
+    merged = {k: (old.get(k) if old.get(k) is not None else new.get(k)) for k in old.keys() | new.keys()}
+    if merged.get("duration_ms") is None and merged.get("ts_utc") and merged.get("result_ts_utc"):
+        delta = merged["result_ts_utc"] - merged["ts_utc"]
+        merged["duration_ms"] = max(0, round(delta.total_seconds() * 1000))
+        merged["duration_method"] = "timestamps"
+    return merged
+
+
+def merge_session(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    merged = {k: (old.get(k) if old.get(k) is not None else new.get(k)) for k in old.keys() | new.keys()}
+    starts = [t for t in (old.get("started_at_utc"), new.get("started_at_utc")) if t is not None]
+    ends = [t for t in (old.get("ended_at_utc"), new.get("ended_at_utc")) if t is not None]
+    merged["started_at_utc"] = min(starts) if starts else None
+    merged["ended_at_utc"] = max(ends) if ends else None
+    # Later lines describe the session's latest state (branch switched, agent upgraded).
+    for key in ("git_branch", "agent_version"):
+        if new.get(key) is not None:
+            merged[key] = new[key]
+    return merged
+
+
+# --- small shared helpers -------------------------------------------------------------------------
+
+
+def utc_naive(ts: datetime | None) -> datetime | None:
+    """Store timestamps as naive UTC (the ``*_utc`` columns)."""
+    if ts is None:
+        return None
+    if ts.tzinfo is not None:
+        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+    return ts
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def split_mcp_name(tool_name: str) -> tuple[str | None, str | None]:
+    """``mcp__server__tool`` -> ``(server, tool)``; other names -> ``(None, None)``.
+
+    The server part may itself contain ``:`` (plugin servers); the first ``__``
+    after the prefix separates server from tool.
+
+    Examples:
+        >>> split_mcp_name("mcp__plugin:docs__fetch_page")
+        ('plugin:docs', 'fetch_page')
+        >>> split_mcp_name("Bash")
+        (None, None)
+    """
+    if not tool_name.startswith("mcp__"):
+        return None, None
+    server, sep, tool = tool_name[5:].partition("__")
+    if not sep or not server or not tool:
+        return None, None
+    return server, tool
+

@@ -1,0 +1,385 @@
+"""Claude Code session transcripts (``~/.claude/projects/<encoded-cwd>/<sessionId>.jsonl``).
+
+Locations: ``$CLAUDE_CONFIG_DIR`` (comma list; each entry holds ``projects/``)
+or else ``~/.claude/projects`` and ``~/.config/claude/projects``. Subagents
+live in ``<project>/<sessionId>/subagents/agent-<id>.jsonl``.
+
+Shape: one JSON object per line with ``type`` = user | assistant | system |
+summary | file-history-snapshot | queue-operation | progress | ... Assistant
+lines carry ``message{id, model, content[], stop_reason, usage}`` and a
+top-level ``requestId``.
+
+Mapping (Anthropic usage is already canonical: ``input_tokens`` excludes cache):
+``input_tokens ← usage.input_tokens``; ``cache_read_tokens ←
+cache_read_input_tokens``; ``cache_write_5m/1h_tokens ←
+cache_creation.ephemeral_5m/1h_input_tokens`` (when the split is missing, all
+of ``cache_creation_input_tokens`` is booked as 5m and ``cache_ttl_known`` is
+false); ``output_tokens ← output_tokens`` (thinking included);
+``reasoning_tokens`` is NULL (not reported separately).
+
+Dedup key: ``claude:<message.id>:<requestId>``. Claude Code writes one line per
+content block, each repeating the same usage; the line with the most tokens
+wins (earlier lines can hold a streaming placeholder for output_tokens,
+ccusage#901). A line without ``message.id`` cannot be deduplicated: it is kept
+under a per-line key and flagged with a ``no_dedup_key`` event.
+
+Quirks handled:
+
+* placeholder ``output_tokens`` before Claude Code 2.1.97 (claude-code#22686):
+  rows from older versions with ``stop_reason`` null get ``output_is_lower_bound``;
+* ``"model":"<synthetic>"`` lines are local messages (API errors, usage-limit
+  notices), not model calls: recorded as events, never billed;
+* sidechain replays (``/btw``, ccusage#913) are dropped by the store's dedup view;
+* subagent files become their own session with ``parent_session_id`` set to the
+  session that spawned them, so totals roll up;
+* ``file-history-snapshot`` lines (can be hundreds of MB, ccusage#873) are
+  skipped before parsing; other UI/state line types are skipped by rule
+  ``type:<name>``;
+* any JSON whitespace is accepted (ccusage only reads compact ``"usage":{``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path, PurePath
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta, Raw, Struct
+
+from tokaudit.ingest.base import Line, ParseResult, sha256_hex, split_mcp_name, utc_naive
+from tokaudit.ingest.skeleton import args_skeleton
+
+FORMAT = "claude-code"
+AGENT = "claude-code"
+
+Tokens = Annotated[int, Meta(ge=0)]
+
+# Line types that carry what tokaudit stores; every other type is skipped by rule.
+USED_TYPES = frozenset({"assistant", "user", "system", "summary"})
+_SNAPSHOT_MARK = b'"file-history-snapshot"'
+PLACEHOLDER_FIXED_IN = (2, 1, 97)
+
+
+class CacheCreation(Struct):
+    ephemeral_5m_input_tokens: Tokens | None = None
+    ephemeral_1h_input_tokens: Tokens | None = None
+
+
+class ServerToolUse(Struct):
+    web_search_requests: Tokens | None = None
+    web_fetch_requests: Tokens | None = None
+
+
+class Usage(Struct):
+    input_tokens: Tokens | None = None
+    output_tokens: Tokens | None = None
+    cache_creation_input_tokens: Tokens | None = None
+    cache_read_input_tokens: Tokens | None = None
+    cache_creation: CacheCreation | None = None
+    server_tool_use: ServerToolUse | None = None
+    service_tier: str | None = None
+    speed: str | None = None
+
+
+class Block(Struct):
+    type: str = ""
+    id: str | None = None
+    name: str | None = None
+    input: Raw = Raw(b"")
+    tool_use_id: str | None = None
+    content: Raw = Raw(b"")
+    is_error: bool | None = None
+    text: str | None = None
+
+
+class Message(Struct):
+    id: str | None = None
+    model: str | None = None
+    role: str | None = None
+    content: str | list[Block] | None = None
+    stop_reason: str | None = None
+    usage: Usage | None = None
+
+
+class ClaudeLine(Struct):
+    type: str | None = None
+    sessionId: str | None = None
+    timestamp: datetime | None = None
+    cwd: str | None = None
+    gitBranch: str | None = None
+    version: str | None = None
+    isSidechain: bool | None = None
+    agentId: str | None = None
+    requestId: str | None = None
+    uuid: str | None = None
+    isApiErrorMessage: bool | None = None
+    subtype: str | None = None
+    message: Message | None = None
+
+
+_decoder = msgspec.json.Decoder(ClaudeLine)
+_any_decoder = msgspec.json.Decoder()
+
+
+def default_roots() -> list[Path]:
+    """Where Claude Code keeps transcripts on this machine (existing or not)."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    if env:
+        roots = []
+        for entry in filter(None, (e.strip() for e in env.split(","))):
+            p = Path(entry).expanduser()
+            roots.append(p if p.name == "projects" else p / "projects")
+        return roots
+    home = Path.home()
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    return [home / ".claude" / "projects", xdg / "claude" / "projects"]
+
+
+def sniff(head: list[Any]) -> bool:
+    """True when the first JSON objects of a file look like a Claude Code transcript."""
+    for obj in head:
+        if not isinstance(obj, dict):
+            return False
+        if "sessionId" in obj and isinstance(obj.get("type"), str) and "payload" not in obj:
+            return True
+        if obj.get("type") in ("summary", "file-history-snapshot") and ("leafUuid" in obj or "snapshot" in obj):
+            return True
+    return False
+
+
+def _version_tuple(version: str | None) -> tuple[int, ...] | None:
+    if not version:
+        return None
+    parts = []
+    for piece in version.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts) or None
+
+
+def _project_of(path: str) -> str:
+    """The encoded-cwd folder right under ``projects/`` (the project as Claude Code names it)."""
+    parts = PurePath(path).parts
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] == "projects" and i + 1 < len(parts) - 1:
+            return parts[i + 1]
+    return PurePath(path).parent.name
+
+
+def _subagent_of(path: str) -> str | None:
+    """``agent-<id>`` for a file under ``<session>/subagents/``, else None."""
+    p = PurePath(path)
+    if p.parent.name == "subagents" and p.stem.startswith("agent-"):
+        return p.stem.removeprefix("agent-")
+    return None
+
+
+def _result_size(content: Raw) -> tuple[int, str, bytes]:
+    """(bytes the model sees, content types, bytes hashed) of a tool_result's content."""
+    if not content:
+        return 0, "", b""
+    value = _any_decoder.decode(content)
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        return len(data), "text", data
+    if isinstance(value, list):
+        size, types, chunks = 0, set(), []
+        for part in value:
+            if not isinstance(part, dict):
+                continue
+            kind = str(part.get("type", "unknown"))
+            types.add(kind)
+            if kind == "text" and isinstance(part.get("text"), str):
+                data = part["text"].encode("utf-8")
+            elif kind == "image" and isinstance(part.get("source"), dict):
+                data = str(part["source"].get("data", "")).encode("utf-8")
+            else:
+                data = msgspec.json.encode(part)
+            size += len(data)
+            chunks.append(data)
+        return size, ",".join(sorted(types)), b"\n".join(chunks)
+    data = bytes(content)
+    return len(data), "json", data
+
+
+def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = None) -> ParseResult:
+    """Parse Claude Code transcript lines into canonical rows (see module docstring)."""
+    result = ParseResult(state=dict(state or {}))
+    project = _project_of(path)
+    subagent = _subagent_of(path)
+    for line in lines:
+        data = line.data
+        if not data.strip():
+            result.skipped["blank-line"] += 1
+            continue
+        if _SNAPSHOT_MARK in data[:256]:
+            result.skipped["type:file-history-snapshot"] += 1
+            continue
+        try:
+            obj = _decoder.decode(data)
+        except msgspec.ValidationError as exc:
+            result.problem(line, "wrong-type", f"unexpected field type: {exc}")
+            continue
+        except msgspec.DecodeError as exc:
+            _record_decode_error(result, line, exc)
+            continue
+        if obj.type not in USED_TYPES:
+            result.skipped[f"type:{obj.type}"] += 1
+            continue
+        _use_line(result, line, obj, project, subagent)
+        result.lines_ok += 1
+    return result
+
+
+def _record_decode_error(result: ParseResult, line: Line, exc: msgspec.DecodeError) -> None:
+    try:
+        line.data.decode("utf-8")
+    except UnicodeDecodeError as ude:
+        result.problem(line, "invalid-utf8", f"not UTF-8 at byte {ude.start}")
+        return
+    result.problem(line, "invalid-json", f"not valid JSON: {exc}")
+
+
+def _use_line(result: ParseResult, line: Line, obj: ClaudeLine, project: str, subagent: str | None) -> None:
+    ts = utc_naive(obj.timestamp)
+    raw_session = obj.sessionId or result.state.get("session_uuid") or PurePath(project).name
+    result.state["session_uuid"] = raw_session
+    parent_id = f"claude-code:{raw_session}"
+    if subagent is not None:
+        agent_id = obj.agentId or subagent
+        session_id = f"{parent_id}:agent-{agent_id}"
+    else:
+        agent_id, session_id = obj.agentId, parent_id
+    result.add_session(
+        {
+            "session_id": session_id,
+            "agent": AGENT,
+            "project": project,
+            "cwd": obj.cwd,
+            "git_branch": obj.gitBranch or None,
+            "parent_session_id": parent_id if subagent is not None else None,
+            "agent_id": agent_id,
+            "agent_version": obj.version,
+            "started_at_utc": ts,
+            "ended_at_utc": ts,
+        }
+    )
+    message = obj.message
+    if obj.type == "system" and obj.subtype == "compact_boundary":
+        result.add_event({"line_no": line.line_no, "session_id": session_id, "ts_utc": ts, "kind": "compaction", "detail": None})
+    if message is None:
+        return
+    blocks = message.content if isinstance(message.content, list) else []
+    if obj.type == "assistant":
+        if message.model == "<synthetic>":
+            _synthetic_event(result, line, obj, session_id, ts)
+            return
+        call_key = _add_call(result, line, obj, session_id, ts)
+        for block in blocks:
+            if block.type == "tool_use" and block.id:
+                _add_tool_use(result, line, block, session_id, call_key, ts)
+    elif obj.type == "user":
+        for block in blocks:
+            if block.type == "tool_result" and block.tool_use_id:
+                size, types, hashed = _result_size(block.content)
+                result.add_tool_call(
+                    {
+                        "tool_call_id": block.tool_use_id,
+                        "session_id": session_id,
+                        "result_line_no": line.line_no,
+                        "result_ts_utc": ts,
+                        "result_bytes": size,
+                        "result_sha256": sha256_hex(hashed),
+                        "result_content_types": types,
+                        "result_truncated": False,
+                        "is_error": bool(block.is_error),
+                    }
+                )
+
+
+def _synthetic_event(result: ParseResult, line: Line, obj: ClaudeLine, session_id: str, ts: datetime | None) -> None:
+    message = obj.message
+    text = ""
+    if message is not None and isinstance(message.content, list):
+        text = " ".join(b.text or "" for b in message.content if b.type == "text")
+    elif message is not None and isinstance(message.content, str):
+        text = message.content
+    kind = "usage_limit" if "usage limit reached" in text.lower() else "api_error" if obj.isApiErrorMessage else "synthetic_message"
+    result.add_event({"line_no": line.line_no, "session_id": session_id, "ts_utc": ts, "kind": kind, "detail": text[:200] or None})
+
+
+def _add_call(result: ParseResult, line: Line, obj: ClaudeLine, session_id: str, ts: datetime | None) -> str | None:
+    message = obj.message
+    usage = message.usage
+    if usage is None:
+        return None
+    if message.id:
+        call_key = f"claude:{message.id}:{obj.requestId or ''}"
+    else:
+        call_key = f"claude-line:{session_id}:{obj.uuid or line.line_no}"
+        result.add_event({"line_no": line.line_no, "session_id": session_id, "ts_utc": ts, "kind": "no_dedup_key", "detail": "assistant usage without message.id"})
+    cache_write = usage.cache_creation_input_tokens or 0
+    split = usage.cache_creation
+    if split is not None and (split.ephemeral_5m_input_tokens is not None or split.ephemeral_1h_input_tokens is not None):
+        write_5m, write_1h, ttl_known = split.ephemeral_5m_input_tokens or 0, split.ephemeral_1h_input_tokens or 0, True
+    else:
+        write_5m, write_1h, ttl_known = cache_write, 0, cache_write == 0
+    version = _version_tuple(obj.version)
+    lower_bound = message.stop_reason is None and (version is None or version < PLACEHOLDER_FIXED_IN)
+    server_tools = usage.server_tool_use
+    result.add_llm_call(
+        {
+            "call_key": call_key,
+            "session_id": session_id,
+            "line_no": line.line_no,
+            "ts_utc": ts,
+            "provider": "anthropic",
+            "model": message.model,
+            "message_id": message.id,
+            "request_id": obj.requestId,
+            "input_tokens": usage.input_tokens or 0,
+            "cache_read_tokens": usage.cache_read_input_tokens or 0,
+            "cache_write_5m_tokens": write_5m,
+            "cache_write_1h_tokens": write_1h,
+            "output_tokens": usage.output_tokens or 0,
+            "reasoning_tokens": None,
+            "web_search_requests": (server_tools.web_search_requests or 0) if server_tools else 0,
+            "context_window_tokens": None,
+            "usage_source": "reported",
+            "output_is_lower_bound": lower_bound,
+            "cache_ttl_known": ttl_known,
+            "is_sidechain": bool(obj.isSidechain),
+            "is_aggregate": False,
+            "stop_reason": message.stop_reason,
+            "service_tier": usage.service_tier,
+            "speed": usage.speed,
+        }
+    )
+    return call_key
+
+
+def _add_tool_use(result: ParseResult, line: Line, block: Block, session_id: str, call_key: str | None, ts: datetime | None) -> None:
+    name = block.name or ""
+    server, tool = split_mcp_name(name)
+    args = bytes(block.input)
+    result.add_tool_call(
+        {
+            "tool_call_id": block.id,
+            "session_id": session_id,
+            "call_key": call_key,
+            "line_no": line.line_no,
+            "ts_utc": ts,
+            "tool_name": name,
+            "tool_kind": "mcp" if server else "builtin",
+            "mcp_server": server,
+            "mcp_tool": tool,
+            "args_bytes": len(args),
+            "args_sha256": sha256_hex(args),
+            "args_skeleton": args_skeleton(args) if args else None,
+        }
+    )

@@ -1,0 +1,384 @@
+"""Codex CLI rollout files (``${CODEX_HOME:-~/.codex}/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Shape: one ``{"timestamp", "type", "payload"}`` object per line, ``type`` =
+session_meta | turn_context | response_item | event_msg | compacted.
+
+Usage comes from ``event_msg`` / ``token_count`` events whose
+``info.total_token_usage`` is a running total per file. Codex re-emits the same
+event (about half of all events, ccusage#884): a row is written only when the
+total advanced, and the row is the difference of totals; ``info: null`` events
+carry rate limits only and are skipped. A total that goes backwards is a
+counter reset: the event's own ``last_token_usage`` is used for that row.
+
+Mapping (OpenAI usage is inclusive): ``input_tokens ← input_tokens −
+cached_input_tokens − cache_write_input_tokens``; ``cache_read_tokens ←
+cached_input_tokens`` (clamped to input); ``cache_write_5m_tokens ←
+cache_write_input_tokens`` (some builds; TTL unknown); ``output_tokens ←
+output_tokens`` (reasoning included); ``reasoning_tokens ←
+reasoning_output_tokens``.
+
+Dedup key: ``codex:`` + hash of (timestamp, model, the five token deltas), so
+the same call copied into another file (Codex Desktop branches) is counted once.
+
+Forks and subagents (ccusage#1349): such a file starts with the child's
+``session_meta`` (``source.subagent.thread_spawn`` or ``forked_from_id``) and
+the parent's, then replays the parent's history stamped with one second. Those
+replayed lines are skipped by rule ``fork-replay`` (their totals still move the
+baseline, so the child's own calls are the differences after it).
+
+The model is the latest ``turn_context.model``; rows before any is known have a
+NULL model (shown as unpriced). Function, custom and web-search tool calls
+become tool calls; ``compacted`` / ``context_compacted`` become events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta, Raw, Struct
+
+from tokaudit.ingest.base import Line, ParseResult, sha256_hex, split_mcp_name, utc_naive
+from tokaudit.ingest.skeleton import args_skeleton
+
+FORMAT = "codex"
+AGENT = "codex"
+
+Tokens = Annotated[int, Meta(ge=0)]
+LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_TOTAL_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "cache_write_input_tokens")
+
+
+class Envelope(Struct):
+    type: str
+    timestamp: datetime | None = None
+    payload: Raw = Raw(b"null")
+
+
+class SessionMeta(Struct):
+    id: str | None = None
+    cwd: str | None = None
+    cli_version: str | None = None
+    originator: str | None = None
+    model_provider: str | None = None
+    source: Raw = Raw(b"null")
+    forked_from_id: str | None = None
+
+
+class TurnContext(Struct):
+    model: str | None = None
+    cwd: str | None = None
+
+
+class TokenUsage(Struct):
+    input_tokens: Tokens = 0
+    cached_input_tokens: Tokens = 0
+    output_tokens: Tokens = 0
+    reasoning_output_tokens: Tokens = 0
+    cache_write_input_tokens: Tokens = 0
+    total_tokens: Tokens = 0
+
+
+class TokenInfo(Struct):
+    total_token_usage: TokenUsage | None = None
+    last_token_usage: TokenUsage | None = None
+    model_context_window: Tokens | None = None
+
+
+class EventMsg(Struct):
+    type: str | None = None
+    info: TokenInfo | None = None
+    message: Raw = Raw(b"null")
+
+
+class ResponseItem(Struct):
+    type: str | None = None
+    name: str | None = None
+    arguments: Raw = Raw(b"null")
+    input: Raw = Raw(b"null")
+    output: Raw = Raw(b"null")
+    call_id: str | None = None
+    id: str | None = None
+    status: str | None = None
+
+
+_envelope = msgspec.json.Decoder(Envelope)
+_session_meta = msgspec.json.Decoder(SessionMeta)
+_turn_context = msgspec.json.Decoder(TurnContext)
+_event_msg = msgspec.json.Decoder(EventMsg)
+_response_item = msgspec.json.Decoder(ResponseItem)
+_any = msgspec.json.Decoder()
+
+_EVENT_KINDS = {
+    "context_compacted": "compaction_notice",
+    "task_complete": "task_complete",
+    "turn_aborted": "turn_aborted",
+    "error": "error",
+    "stream_error": "error",
+}
+
+
+def default_roots() -> list[Path]:
+    """Where Codex keeps rollouts on this machine (existing or not)."""
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
+    return [home / "sessions", home / "archived_sessions"]
+
+
+def sniff(head: list[Any]) -> bool:
+    """True when the first JSON objects of a file look like a Codex rollout."""
+    for obj in head:
+        if not isinstance(obj, dict):
+            return False
+        if obj.get("type") in LINE_TYPES and "payload" in obj and "timestamp" in obj:
+            return True
+    return False
+
+
+def _as_text(raw: Raw) -> bytes:
+    """The bytes a model saw for an arguments/input/output field (a JSON string or any JSON value)."""
+    if not raw or bytes(raw) == b"null":
+        return b""
+    value = _any.decode(raw)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return bytes(raw)
+
+
+def _output_is_error(text: bytes) -> bool | None:
+    """Codex shell outputs are JSON ``{"output", "metadata": {"exit_code"}}``; other outputs say nothing."""
+    if not text.startswith(b"{"):
+        return None
+    try:
+        value = _any.decode(text)
+    except msgspec.DecodeError:
+        return None
+    meta = value.get("metadata") if isinstance(value, dict) else None
+    if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
+        return meta["exit_code"] != 0
+    return None
+
+
+def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = None) -> ParseResult:
+    """Parse Codex rollout lines into canonical rows (see module docstring)."""
+    result = ParseResult(state=dict(state or {}))
+    st = result.state
+    st.setdefault("totals", [0, 0, 0, 0, 0])
+    st.setdefault("metas", 0)
+    st.setdefault("pending_tools", [])
+    for line in lines:
+        if not line.data.strip():
+            result.skipped["blank-line"] += 1
+            continue
+        try:
+            env = _envelope.decode(line.data)
+            outcome = _use_line(result, line, env, path)
+        except msgspec.ValidationError as exc:
+            result.problem(line, "wrong-type", f"unexpected field type: {exc}")
+            continue
+        except msgspec.DecodeError as exc:
+            try:
+                line.data.decode("utf-8")
+            except UnicodeDecodeError as ude:
+                result.problem(line, "invalid-utf8", f"not UTF-8 at byte {ude.start}")
+            else:
+                result.problem(line, "invalid-json", f"not valid JSON: {exc}")
+            continue
+        if outcome is None:
+            result.lines_ok += 1
+        else:
+            result.skipped[outcome] += 1
+    return result
+
+
+def _session_id(st: dict[str, Any], path: str) -> str:
+    return f"codex:{st.get('session_uuid') or Path(path).stem}"
+
+
+def _use_line(result: ParseResult, line: Line, env: Envelope, path: str) -> str | None:
+    """Use one line; return the skip rule's name when the line is deliberately not used."""
+    st = result.state
+    ts = utc_naive(env.timestamp)
+    if env.type not in LINE_TYPES:
+        return f"type:{env.type}"
+    if env.type == "session_meta":
+        return _session_meta_line(result, env, ts, path)
+    if _in_fork_replay(st, ts):
+        if env.type == "event_msg":
+            # Replayed totals still move the baseline the child's own calls are measured from.
+            event = _event_msg.decode(env.payload)
+            if event.type == "token_count" and event.info and event.info.total_token_usage:
+                st["totals"] = [getattr(event.info.total_token_usage, f) for f in _TOTAL_FIELDS]
+        return "fork-replay"
+    session_id = _session_id(st, path)
+    if ts is not None:
+        result.add_session({"session_id": session_id, "agent": AGENT, "started_at_utc": ts, "ended_at_utc": ts})
+    if env.type == "turn_context":
+        ctx = _turn_context.decode(env.payload)
+        if ctx.model:
+            st["model"] = ctx.model
+        return None
+    if env.type == "compacted":
+        result.add_event({"line_no": line.line_no, "session_id": session_id, "ts_utc": ts, "kind": "compaction", "detail": None})
+        return None
+    if env.type == "event_msg":
+        return _event_line(result, line, _event_msg.decode(env.payload), session_id, ts)
+    return _response_item_line(result, line, _response_item.decode(env.payload), session_id, ts)
+
+
+def _session_meta_line(result: ParseResult, env: Envelope, ts: datetime | None, path: str) -> str | None:
+    st = result.state
+    st["metas"] += 1
+    if st["metas"] > 1:
+        # A fork's second session_meta describes the parent thread, not this file.
+        return "fork-parent-meta"
+    meta = _session_meta.decode(env.payload)
+    source = _any.decode(meta.source) if meta.source else None
+    spawned_from = None
+    if isinstance(source, dict):
+        spawn = (source.get("subagent") or {}).get("thread_spawn") if isinstance(source.get("subagent"), dict) else None
+        if isinstance(spawn, dict):
+            spawned_from = spawn.get("parent_thread_id")
+    st["session_uuid"] = meta.id
+    st["provider"] = meta.model_provider
+    if spawned_from or meta.forked_from_id:
+        st["fork"] = {"second": None, "done": False}
+    parent = spawned_from or meta.forked_from_id
+    result.add_session(
+        {
+            "session_id": _session_id(st, path),
+            "agent": AGENT,
+            "project": meta.cwd,
+            "cwd": meta.cwd,
+            "parent_session_id": f"codex:{parent}" if parent else None,
+            "agent_version": meta.cli_version,
+            "task_label": None,
+            "started_at_utc": ts,
+            "ended_at_utc": ts,
+        }
+    )
+    return None
+
+
+def _in_fork_replay(st: dict[str, Any], ts: datetime | None) -> bool:
+    fork = st.get("fork")
+    if not fork or fork["done"] or ts is None:
+        return False
+    second = ts.replace(microsecond=0).isoformat()
+    if fork["second"] is None:
+        fork["second"] = second
+    if second == fork["second"]:
+        return True
+    fork["done"] = True
+    return False
+
+
+def _event_line(result: ParseResult, line: Line, event: EventMsg, session_id: str, ts: datetime | None) -> str | None:
+    if event.type != "token_count":
+        kind = _EVENT_KINDS.get(event.type or "")
+        if kind:
+            result.add_event({"line_no": line.line_no, "session_id": session_id, "ts_utc": ts, "kind": kind, "detail": None})
+        return None
+    info = event.info
+    if info is None or info.total_token_usage is None:
+        return "token-count-no-info"
+    st = result.state
+    totals = [getattr(info.total_token_usage, f) for f in _TOTAL_FIELDS]
+    delta = [new - old for new, old in zip(totals, st["totals"])]
+    if all(d == 0 for d in delta):
+        return "token-count-repeat"
+    if any(d < 0 for d in delta):
+        last = info.last_token_usage or info.total_token_usage
+        delta = [getattr(last, f) for f in _TOTAL_FIELDS]
+    st["totals"] = totals
+    _add_call(result, line, delta, info, session_id, ts)
+    return None
+
+
+def _add_call(result: ParseResult, line: Line, delta: list[int], info: TokenInfo, session_id: str, ts: datetime | None) -> None:
+    st = result.state
+    input_total, cached, output, reasoning, cache_write = delta
+    cached = min(cached, input_total)
+    cache_write = min(cache_write, input_total - cached)
+    model = st.get("model")
+    key_material = f"{ts.isoformat() if ts else line.line_no}|{model}|{input_total}|{cached}|{output}|{reasoning}|{cache_write}"
+    call_key = "codex:" + hashlib.sha256(key_material.encode()).hexdigest()[:32]
+    result.add_llm_call(
+        {
+            "call_key": call_key,
+            "session_id": session_id,
+            "line_no": line.line_no,
+            "ts_utc": ts,
+            "provider": st.get("provider") or "openai",
+            "model": model,
+            "message_id": None,
+            "request_id": None,
+            "input_tokens": input_total - cached - cache_write,
+            "cache_read_tokens": cached,
+            "cache_write_5m_tokens": cache_write,
+            "cache_write_1h_tokens": 0,
+            "output_tokens": output,
+            "reasoning_tokens": reasoning,
+            "web_search_requests": 0,
+            "context_window_tokens": info.model_context_window,
+            "usage_source": "reported",
+            "output_is_lower_bound": False,
+            "cache_ttl_known": cache_write == 0,
+            "is_sidechain": False,
+            "is_aggregate": False,
+            "stop_reason": None,
+            "service_tier": None,
+            "speed": None,
+        }
+    )
+    # Tool calls logged since the previous usage event were asked for by this request.
+    for tool_call_id in st["pending_tools"]:
+        if tool_call_id in result.tool_calls:
+            result.tool_calls[tool_call_id]["call_key"] = call_key
+    st["pending_tools"] = []
+
+
+def _response_item_line(result: ParseResult, line: Line, item: ResponseItem, session_id: str, ts: datetime | None) -> str | None:
+    kind = item.type
+    if kind in ("function_call", "custom_tool_call", "web_search_call"):
+        tool_call_id = item.call_id or item.id or f"line-{line.line_no}"
+        name = item.name or ("web_search" if kind == "web_search_call" else "")
+        args = _as_text(item.arguments if kind == "function_call" else item.input)
+        server, tool = split_mcp_name(name)
+        result.add_tool_call(
+            {
+                "tool_call_id": tool_call_id,
+                "session_id": session_id,
+                "call_key": None,
+                "line_no": line.line_no,
+                "ts_utc": ts,
+                "tool_name": name,
+                "tool_kind": "mcp" if server else {"function_call": "function", "custom_tool_call": "custom"}.get(kind, "web_search"),
+                "mcp_server": server,
+                "mcp_tool": tool,
+                "args_bytes": len(args),
+                "args_sha256": sha256_hex(args),
+                "args_skeleton": args_skeleton(args) if args else None,
+            }
+        )
+        result.state["pending_tools"].append(tool_call_id)
+    elif kind in ("function_call_output", "custom_tool_call_output") and item.call_id:
+        text = _as_text(item.output)
+        result.add_tool_call(
+            {
+                "tool_call_id": item.call_id,
+                "session_id": session_id,
+                "result_line_no": line.line_no,
+                "result_ts_utc": ts,
+                "result_bytes": len(text),
+                "result_sha256": sha256_hex(text),
+                "result_content_types": "text",
+                "result_truncated": False,
+                "is_error": _output_is_error(text),
+            }
+        )
+    return None

@@ -1,0 +1,362 @@
+"""Ingest: find log files, read what is new in each, and load it into the store.
+
+Per file, one of:
+
+* **unchanged** — same size and mtime as last time: skipped by a stat, nothing read;
+* **new** — never seen: sniffed, parsed from byte 0;
+* **grown** — same head bytes, larger: parsed from the stored byte offset with the
+  parser state saved last time, so a live log is read once, in pieces;
+* **replaced** — head changed or file shrank: its old rows are deleted and it is
+  parsed again from byte 0;
+* **failed** — cannot be opened or its format is not recognised: recorded as a
+  file-level problem (line 0), the run goes on.
+
+Each file's rows land in one transaction (several files may share one, so a
+crash loses none of a file's rows or all of them). Re-running changes nothing;
+appending lines adds exactly those.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tokaudit.config import DEFAULT_MAX_LINE_BYTES
+from tokaudit.errors import NoInputError
+from tokaudit.ingest import INGESTERS, SNIFF_BYTES, get_format, sniff_format
+from tokaudit.ingest.base import ParseResult, Problem
+from tokaudit.ingest.reader import ReadState, iter_lines
+from tokaudit.redact import excerpt
+from tokaudit.store.engine import Store
+
+FILE_SUFFIXES = (".jsonl",)
+# Commit after this many files or rows, whichever comes first: one transaction
+# per file costs an fsync each, which dominates on folders of small files.
+GROUP_FILES = 200
+GROUP_ROWS = 250_000
+WORKER_CHUNK_FILES = 50
+MAX_SUMMARY_PROBLEMS = 1000  # all problems are stored; the summary lists the first ones
+
+
+@dataclass
+class FileWork:
+    """What to do with one file, decided from a stat and the stored source row."""
+
+    path: str
+    kind: str  # new | grown | replaced
+    size_bytes: int
+    mtime_ns: int
+    format: str | None = None
+    source_id: int | None = None
+    start_offset: int = 0
+    start_line_no: int = 1
+    state: dict[str, Any] | None = None
+
+
+@dataclass
+class FileOutcome:
+    """A parsed file (or the reason it could not be parsed), ready to be written."""
+
+    work: FileWork
+    format: str
+    head_bytes: int = 0
+    head_sha256: str = ""
+    end_offset: int = 0
+    next_line_no: int = 1
+    pending_bytes: int = 0
+    result: ParseResult = field(default_factory=ParseResult)
+    failed: bool = False
+
+
+@dataclass
+class IngestSummary:
+    """What one ingest run did; ``lines_*`` count this run's lines only."""
+
+    files_new: int = 0
+    files_grown: int = 0
+    files_replaced: int = 0
+    files_unchanged: int = 0
+    files_failed: int = 0
+    lines_read: int = 0
+    lines_ok: int = 0
+    lines_skipped: int = 0
+    lines_problem: int = 0
+    lines_pending: int = 0
+    skipped_by_rule: Counter[str] = field(default_factory=Counter)
+    sessions: int = 0
+    llm_calls: int = 0
+    tool_calls: int = 0
+    problems: list[tuple[str, Problem]] = field(default_factory=list)
+    missing_paths: list[str] = field(default_factory=list)
+
+    @property
+    def files_seen(self) -> int:
+        return self.files_new + self.files_grown + self.files_replaced + self.files_unchanged + self.files_failed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": {
+                "new": self.files_new,
+                "grown": self.files_grown,
+                "replaced": self.files_replaced,
+                "unchanged": self.files_unchanged,
+                "failed": self.files_failed,
+            },
+            "lines": {
+                "read": self.lines_read,
+                "used": self.lines_ok,
+                "skipped": self.lines_skipped,
+                "problem": self.lines_problem,
+                "pending": self.lines_pending,
+            },
+            "skipped_by_rule": dict(sorted(self.skipped_by_rule.items())),
+            "rows": {"sessions": self.sessions, "llm_calls": self.llm_calls, "tool_calls": self.tool_calls},
+            "problems": [
+                {"path": path, "line_no": p.line_no, "kind": p.kind, "message": p.message, "excerpt": p.excerpt}
+                for path, p in self.problems
+            ],
+            "missing_paths": self.missing_paths,
+        }
+
+
+# --- finding files -----------------------------------------------------------------------------
+
+
+def default_paths() -> list[Path]:
+    """The default log folders of every known format that exist on this machine."""
+    roots = [root for module in INGESTERS.values() for root in module.default_roots()]
+    return [r for r in roots if r.is_dir()]
+
+
+def discover(paths: Iterable[str | os.PathLike[str]], missing: list[str]) -> list[str]:
+    """Files under ``paths`` (folders walked for ``*.jsonl``; files taken as given), sorted, deduplicated."""
+    found: set[str] = set()
+    for p in paths:
+        p = os.path.abspath(os.path.expanduser(os.fspath(p)))
+        if os.path.isfile(p):
+            found.add(os.path.realpath(p))
+        elif os.path.isdir(p):
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames.sort()
+                for name in filenames:
+                    if name.endswith(FILE_SUFFIXES):
+                        found.add(os.path.realpath(os.path.join(dirpath, name)))
+        else:
+            missing.append(p)
+    return sorted(found)
+
+
+# --- parsing one file (pure apart from reading the file; runs in worker processes) -----------------
+
+
+def _head_hash(f, length: int) -> str:
+    f.seek(0)
+    return hashlib.sha256(f.read(length)).hexdigest()
+
+
+def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int) -> FileOutcome:
+    """Read ``work.path`` from its start offset and parse the complete lines."""
+    try:
+        f = open(work.path, "rb")
+    except OSError as exc:
+        return _failed(work, "unreadable-file", f"cannot open file: {exc.strerror or exc}")
+    with f:
+        try:
+            head = f.read(SNIFF_BYTES)
+            fmt = forced_format or work.format or sniff_format(head)
+            if fmt is None:
+                return _failed(work, "unknown-format", "not a log format tokaudit knows (use --format to force one)")
+            module = get_format(fmt)
+            read = ReadState()
+            lines = iter_lines(
+                f, start_offset=work.start_offset, start_line_no=work.start_line_no, max_line_bytes=max_line_bytes, state=read
+            )
+            result = module.parse(lines, path=work.path, state=work.state)
+            head_len = min(len(head), read.end_offset)
+            outcome = FileOutcome(
+                work=work,
+                format=fmt,
+                head_bytes=head_len,
+                head_sha256=hashlib.sha256(head[:head_len]).hexdigest(),
+                end_offset=read.end_offset,
+                next_line_no=read.next_line_no,
+                pending_bytes=read.pending_bytes,
+                result=result,
+            )
+        except OSError as exc:
+            return _failed(work, "unreadable-file", f"read failed: {exc.strerror or exc}")
+    for line_no, offset, length, first_bytes in read.oversize:
+        message = f"line of {length} bytes is over the {max_line_bytes}-byte limit (max_line_bytes)"
+        result.problems.append(Problem(line_no, offset, "line-too-long", message, excerpt(first_bytes)))
+    result.problems.sort(key=lambda p: p.line_no)
+    return outcome
+
+
+def _failed(work: FileWork, kind: str, message: str) -> FileOutcome:
+    outcome = FileOutcome(work=work, format=work.format or "unknown", failed=True)
+    outcome.result.problems.append(Problem(0, 0, kind, message, None))
+    return outcome
+
+
+def _parse_many(works: Sequence[FileWork], forced_format: str | None, max_line_bytes: int) -> list[FileOutcome]:
+    return [parse_file(w, forced_format, max_line_bytes) for w in works]
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+def plan(store: Store, files: Sequence[str], summary: IngestSummary) -> list[FileWork]:
+    """Decide, per file, whether it is unchanged, new, grown or replaced."""
+    known = {
+        row[0]: row
+        for row in store.duck.execute(
+            "SELECT path, source_id, format, size_bytes, mtime_ns, head_bytes, head_sha256, byte_offset, parser_state, lines_read "
+            "FROM sources"
+        ).fetchall()
+    }
+    works = []
+    for path in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            summary.missing_paths.append(path)
+            continue
+        row = known.get(path)
+        if row is None:
+            works.append(FileWork(path, "new", st.st_size, st.st_mtime_ns))
+            continue
+        _, source_id, fmt, size, mtime_ns, head_bytes, head_sha, offset, state, lines_read = row
+        if size == st.st_size and mtime_ns == st.st_mtime_ns:
+            summary.files_unchanged += 1
+            continue
+        kind = "grown"
+        if fmt == "unknown" or st.st_size < offset:
+            kind = "replaced"
+        else:
+            try:
+                with open(path, "rb") as f:
+                    if _head_hash(f, head_bytes) != head_sha:
+                        kind = "replaced"
+            except OSError:
+                kind = "replaced"  # parse_file will record why it cannot be read
+        if kind == "grown":
+            works.append(
+                FileWork(path, kind, st.st_size, st.st_mtime_ns, fmt, source_id, offset, lines_read + 1, json.loads(state))
+            )
+        else:
+            works.append(FileWork(path, kind, st.st_size, st.st_mtime_ns, None, source_id))
+    return works
+
+
+def ingest_paths(
+    store: Store,
+    paths: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    forced_format: str | None = None,
+    workers: int = 1,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> IngestSummary:
+    """Ingest log files and folders (default: the agents' own log folders) into ``store``.
+
+    Returns a summary of what was read. Raises :class:`NoInputError` when there
+    is nothing to read at all.
+    """
+    if forced_format is not None:
+        get_format(forced_format)
+    summary = IngestSummary()
+    if not paths:
+        paths = default_paths()
+        if not paths:
+            searched = [str(r) for m in INGESTERS.values() for r in m.default_roots()]
+            raise NoInputError(
+                "no log folders found in the default locations", hint=f"pass paths to ingest; looked in: {', '.join(searched)}"
+            )
+    files = discover(paths, summary.missing_paths)
+    if not files and summary.missing_paths:
+        raise NoInputError(f"no such file or folder: {', '.join(summary.missing_paths)}", hint="check the paths you passed")
+    works = plan(store, files, summary)
+    done = summary.files_unchanged
+    if on_progress:
+        on_progress(done, len(files))
+    writer = _GroupWriter(store, summary)
+    for outcome in _outcomes(works, forced_format, max_line_bytes, workers):
+        writer.add(outcome)
+        done += 1
+        if on_progress:
+            on_progress(done, len(files))
+    writer.flush()
+    return summary
+
+
+def _outcomes(works: list[FileWork], forced_format: str | None, max_line_bytes: int, workers: int) -> Iterator[FileOutcome]:
+    if workers <= 1 or len(works) < 2 * WORKER_CHUNK_FILES:
+        for work in works:
+            yield parse_file(work, forced_format, max_line_bytes)
+        return
+    chunks = [works[i : i + WORKER_CHUNK_FILES] for i in range(0, len(works), WORKER_CHUNK_FILES)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_parse_many, chunk, forced_format, max_line_bytes) for chunk in chunks]
+        for future in futures:
+            yield from future.result()
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+class _GroupWriter:
+    """Collects parsed files and writes them in transactions of whole files."""
+
+    def __init__(self, store: Store, summary: IngestSummary) -> None:
+        self.store = store
+        self.summary = summary
+        self.pending: list[FileOutcome] = []
+        self.pending_rows = 0
+
+    def add(self, outcome: FileOutcome) -> None:
+        self.pending.append(outcome)
+        r = outcome.result
+        self.pending_rows += len(r.llm_calls) + len(r.tool_calls) + len(r.problems)
+        if len(self.pending) >= GROUP_FILES or self.pending_rows >= GROUP_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        from tokaudit.store import load  # pyarrow is only needed when something is written
+
+        load.write_outcomes(self.store, self.pending)
+        for outcome in self.pending:
+            self._count(outcome)
+        self.pending = []
+        self.pending_rows = 0
+
+    def _count(self, o: FileOutcome) -> None:
+        s, r = self.summary, o.result
+        if o.failed:
+            s.files_failed += 1
+        else:
+            setattr(s, f"files_{o.work.kind}", getattr(s, f"files_{o.work.kind}") + 1)
+        s.lines_read += r.lines_read
+        s.lines_ok += r.lines_ok
+        s.lines_skipped += r.lines_skipped
+        s.lines_problem += r.lines_problem
+        s.lines_pending += 1 if o.pending_bytes else 0
+        s.skipped_by_rule.update(r.skipped)
+        s.sessions += len(r.sessions)
+        s.llm_calls += len(r.llm_calls)
+        s.tool_calls += len(r.tool_calls)
+        room = MAX_SUMMARY_PROBLEMS - len(s.problems)
+        s.problems.extend((o.work.path, p) for p in r.problems[: max(0, room)])
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)

@@ -1,0 +1,60 @@
+"""Redaction and bounding of text taken from untrusted logs.
+
+Excerpts of log lines are stored (ingest problems) and shown (reports). Logs are
+written by tools an attacker may control and often carry credentials, so every
+excerpt is truncated and passed through :func:`redact` first.
+"""
+
+from __future__ import annotations
+
+import re
+
+EXCERPT_CHARS = 200
+
+# Patterns for the credential shapes that show up in agent logs. Each keeps a
+# short prefix so a reader can still tell what kind of secret was there.
+_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?i)\b(bearer)\s+[a-z0-9._~+/=-]{8,}"), r"\1 [REDACTED]"),
+    (re.compile(r"\b(sk-(?:ant-|proj-)?)[A-Za-z0-9_-]{8,}"), r"\1[REDACTED]"),
+    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{8,}"), r"\1[REDACTED]"),
+    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{8,}"), r"\1[REDACTED]"),
+    (re.compile(r"\b(xox[abprs]-)[A-Za-z0-9-]{8,}"), r"\1[REDACTED]"),
+    (re.compile(r"\b(AKIA)[A-Z0-9]{12,}"), r"\1[REDACTED]"),
+    (re.compile(r"\b(AIza)[A-Za-z0-9_-]{20,}"), r"\1[REDACTED]"),
+    (
+        re.compile(
+            r"(?i)([\"']?(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)[\"']?\s*[:=]\s*[\"']?)"
+            r"[^\s\"',}]{4,}"
+        ),
+        r"\1[REDACTED]",
+    ),
+)
+
+
+def redact(text: str) -> str:
+    """Replace credential-looking substrings with ``[REDACTED]``.
+
+    Examples:
+        >>> redact("Authorization: Bearer abcdefghijklmnop")
+        'Authorization: Bearer [REDACTED]'
+        >>> redact('{"api_key": "sk-ant-abcdefghijkl"}')
+        '{"api_key": "[REDACTED]"}'
+    """
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def excerpt(raw: bytes | str, limit: int = EXCERPT_CHARS) -> str:
+    """A short, redacted, printable excerpt of an untrusted log line.
+
+    Undecodable bytes are shown as ``\\xNN`` escapes rather than lost.
+    """
+    if isinstance(raw, bytes):
+        # Decode a little more than we keep, so a multi-byte character at the
+        # cut is not turned into escapes.
+        raw = raw[: limit * 4].decode("utf-8", errors="backslashreplace")
+    text = redact(raw)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text

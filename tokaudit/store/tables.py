@@ -1,0 +1,209 @@
+"""The store's schema, as SQLAlchemy Core tables.
+
+This module is the current shape of the database; the Alembic revisions in
+``migrations/versions`` build it step by step, and a test checks that a blank
+database upgraded to head has exactly these tables and columns.
+
+Design notes:
+
+* DuckDB rejects the ``SERIAL`` that SQLAlchemy emits for an integer primary
+  key, so surrogate ids come from explicit sequences and fact tables use
+  natural keys.
+* ``ALTER TABLE`` fails on DuckDB tables that carry a ``CREATE INDEX`` index, so
+  no secondary indexes are created; primary keys (which do not block ALTER)
+  give the lookups ingest needs.
+* Rows are keyed by ``source_id`` first: re-ingesting a file replaces exactly
+  that file's rows. Duplicates *across* files (the same model request logged
+  twice) are resolved at read time by the ``llm_calls_dedup`` view, never by
+  deleting another file's rows.
+* Column names carry their units: ``*_tokens``, ``*_bytes``, ``*_ms``, ``*_utc``.
+  Timestamps are UTC, stored without a zone.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Sequence,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+source_id_seq = Sequence("source_id_seq", metadata=metadata)
+
+sources = Table(
+    "sources",
+    metadata,
+    Column("source_id", BigInteger, source_id_seq, primary_key=True, autoincrement=False),
+    Column("path", Text, nullable=False, unique=True),
+    Column("format", Text, nullable=False),
+    Column("size_bytes", BigInteger, nullable=False),
+    Column("mtime_ns", BigInteger, nullable=False),
+    Column("head_bytes", BigInteger, nullable=False),  # how many leading bytes head_sha256 covers
+    Column("head_sha256", Text, nullable=False),
+    Column("byte_offset", BigInteger, nullable=False),  # first byte not yet consumed
+    Column("lines_read", BigInteger, nullable=False),
+    Column("lines_ok", BigInteger, nullable=False),
+    Column("lines_skipped", BigInteger, nullable=False),
+    Column("lines_problem", BigInteger, nullable=False),
+    Column("skipped_by_rule", Text, nullable=False),  # JSON object rule -> count
+    Column("parser_state", Text, nullable=False),  # JSON, lets a grown file resume mid-stream
+    Column("ingested_at_utc", DateTime, nullable=False),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("source_id", BigInteger, nullable=False),
+    Column("session_id", Text, nullable=False),  # namespaced by format, e.g. "claude-code:<uuid>"
+    Column("agent", Text, nullable=False),
+    Column("project", Text),
+    Column("cwd", Text),
+    Column("git_branch", Text),
+    Column("parent_session_id", Text),
+    Column("agent_id", Text),
+    Column("task_label", Text),
+    Column("outcome", Text),
+    Column("agent_version", Text),
+    Column("started_at_utc", DateTime),
+    Column("ended_at_utc", DateTime),
+    PrimaryKeyConstraint("source_id", "session_id"),
+)
+
+llm_calls = Table(
+    "llm_calls",
+    metadata,
+    Column("source_id", BigInteger, nullable=False),
+    Column("call_key", Text, nullable=False),  # dedup key, documented per format
+    Column("session_id", Text, nullable=False),
+    Column("line_no", BigInteger, nullable=False),
+    Column("ts_utc", DateTime),
+    Column("provider", Text),
+    Column("model", Text),
+    Column("message_id", Text),
+    Column("request_id", Text),
+    Column("input_tokens", BigInteger, nullable=False),  # uncached input
+    Column("cache_read_tokens", BigInteger, nullable=False),
+    Column("cache_write_5m_tokens", BigInteger, nullable=False),
+    Column("cache_write_1h_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),  # includes reasoning
+    Column("reasoning_tokens", BigInteger),  # subset of output; NULL = not reported
+    Column("web_search_requests", BigInteger, nullable=False),
+    Column("context_window_tokens", BigInteger),
+    Column("usage_source", Text, nullable=False),  # reported | estimated:<method>
+    Column("output_is_lower_bound", Boolean, nullable=False),
+    Column("cache_ttl_known", Boolean, nullable=False),
+    Column("is_sidechain", Boolean, nullable=False),
+    Column("is_aggregate", Boolean, nullable=False),  # one row standing for several calls
+    Column("stop_reason", Text),
+    Column("service_tier", Text),
+    Column("speed", Text),
+    PrimaryKeyConstraint("source_id", "call_key"),
+)
+
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    Column("source_id", BigInteger, nullable=False),
+    Column("tool_call_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("call_key", Text),  # the model request that asked for the call
+    Column("line_no", BigInteger),
+    Column("ts_utc", DateTime),
+    Column("tool_name", Text),  # as logged, e.g. "mcp__github__search_issues"
+    Column("tool_kind", Text),  # function | custom | web_search | mcp | builtin
+    Column("mcp_server", Text),
+    Column("mcp_tool", Text),
+    Column("args_bytes", BigInteger),
+    Column("args_sha256", Text),
+    Column("args_skeleton", Text),  # arguments with numbers, ids and long strings masked
+    Column("result_line_no", BigInteger),
+    Column("result_ts_utc", DateTime),
+    Column("result_bytes", BigInteger),
+    Column("result_sha256", Text),
+    Column("result_content_types", Text),
+    Column("result_truncated", Boolean),
+    Column("is_error", Boolean),
+    Column("duration_ms", BigInteger),
+    Column("duration_method", Text),  # reported | timestamps
+    PrimaryKeyConstraint("source_id", "tool_call_id"),
+)
+
+session_events = Table(
+    "session_events",
+    metadata,
+    Column("source_id", BigInteger, nullable=False),
+    Column("line_no", BigInteger, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("ts_utc", DateTime),
+    Column("kind", Text, nullable=False),  # compaction | api_error | usage_limit | task_complete | ...
+    Column("detail", Text),
+    PrimaryKeyConstraint("source_id", "line_no", "kind"),
+)
+
+ingest_problems = Table(
+    "ingest_problems",
+    metadata,
+    Column("source_id", BigInteger, nullable=False),
+    Column("line_no", BigInteger, nullable=False),  # 0 = the file as a whole
+    Column("byte_offset", BigInteger, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("message", Text, nullable=False),
+    Column("excerpt", Text),  # truncated, secrets redacted
+    PrimaryKeyConstraint("source_id", "line_no", "kind"),
+)
+
+# Tables for the analysis layer (MCP tool surfaces, audit runs, findings).
+tool_defs = Table(
+    "tool_defs",
+    metadata,
+    Column("source_id", BigInteger, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("mcp_server", Text, nullable=False),
+    Column("tool_name", Text, nullable=False),
+    Column("schema_sha256", Text, nullable=False),
+    Column("description_bytes", BigInteger),
+    Column("first_seen_utc", DateTime),
+    Column("last_seen_utc", DateTime),
+    PrimaryKeyConstraint("source_id", "session_id", "mcp_server", "tool_name", "schema_sha256"),
+)
+
+audit_run_id_seq = Sequence("audit_run_id_seq", metadata=metadata)
+
+audit_runs = Table(
+    "audit_runs",
+    metadata,
+    Column("audit_run_id", BigInteger, audit_run_id_seq, primary_key=True, autoincrement=False),
+    Column("started_at_utc", DateTime, nullable=False),
+    Column("window_start_utc", DateTime),
+    Column("window_end_utc", DateTime),
+    Column("tokaudit_version", Text, nullable=False),
+    Column("thresholds", Text, nullable=False),  # JSON
+)
+
+findings = Table(
+    "findings",
+    metadata,
+    Column("audit_run_id", BigInteger, nullable=False),
+    Column("finding_no", Integer, nullable=False),
+    Column("detector", Text, nullable=False),
+    Column("severity", Text, nullable=False),
+    Column("session_id", Text),
+    Column("first_turn", Integer),
+    Column("last_turn", Integer),
+    Column("metric", Text),
+    Column("value", Text),
+    Column("threshold", Text),
+    Column("excess_tokens", BigInteger),
+    Column("excess_usd", Text),  # decimal as text: exact, and NULL when unpriced
+    Column("explanation", Text),
+    PrimaryKeyConstraint("audit_run_id", "finding_no"),
+)
