@@ -42,7 +42,7 @@ def head_objects(head: bytes) -> list[Any]:
             continue
         try:
             objs.append(msgspec.json.decode(raw))
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, UnicodeDecodeError):
             continue
         if len(objs) >= SNIFF_LINES:
             break

@@ -160,6 +160,16 @@ def utc_naive(ts: datetime | None) -> datetime | None:
     return ts
 
 
+def check_utf8(data: bytes) -> None:
+    """Raise UnicodeDecodeError unless ``data`` is valid UTF-8.
+
+    JSON decoders only validate the fields they decode; a log line with bad
+    bytes anywhere is still a defective line and must be reported as one.
+    """
+    if not data.isascii():
+        data.decode("utf-8")
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -49,7 +49,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Raw, Struct
 
-from tokaudit.ingest.base import Line, ParseResult, sha256_hex, split_mcp_name, utc_naive
+from tokaudit.ingest.base import Line, ParseResult, check_utf8, sha256_hex, split_mcp_name, utc_naive
 from tokaudit.ingest.skeleton import args_skeleton
 
 FORMAT = "claude-code"
@@ -221,12 +221,16 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
             result.skipped["type:file-history-snapshot"] += 1
             continue
         try:
+            check_utf8(data)
             obj = _decoder.decode(data)
         except msgspec.ValidationError as exc:
             result.problem(line, "wrong-type", f"unexpected field type: {exc}")
             continue
+        except UnicodeDecodeError as exc:
+            result.problem(line, "invalid-utf8", f"not UTF-8 at byte {exc.start}")
+            continue
         except msgspec.DecodeError as exc:
-            _record_decode_error(result, line, exc)
+            result.problem(line, "invalid-json", f"not valid JSON: {exc}")
             continue
         if obj.type not in USED_TYPES:
             result.skipped[f"type:{obj.type}"] += 1
@@ -234,15 +238,6 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
         _use_line(result, line, obj, project, subagent)
         result.lines_ok += 1
     return result
-
-
-def _record_decode_error(result: ParseResult, line: Line, exc: msgspec.DecodeError) -> None:
-    try:
-        line.data.decode("utf-8")
-    except UnicodeDecodeError as ude:
-        result.problem(line, "invalid-utf8", f"not UTF-8 at byte {ude.start}")
-        return
-    result.problem(line, "invalid-json", f"not valid JSON: {exc}")
 
 
 def _use_line(result: ParseResult, line: Line, obj: ClaudeLine, project: str, subagent: str | None) -> None:

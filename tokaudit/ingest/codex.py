@@ -43,7 +43,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Raw, Struct
 
-from tokaudit.ingest.base import Line, ParseResult, sha256_hex, split_mcp_name, utc_naive
+from tokaudit.ingest.base import Line, ParseResult, check_utf8, sha256_hex, split_mcp_name, utc_naive
 from tokaudit.ingest.skeleton import args_skeleton
 
 FORMAT = "codex"
@@ -175,18 +175,17 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
             result.skipped["blank-line"] += 1
             continue
         try:
+            check_utf8(line.data)
             env = _envelope.decode(line.data)
             outcome = _use_line(result, line, env, path)
         except msgspec.ValidationError as exc:
             result.problem(line, "wrong-type", f"unexpected field type: {exc}")
             continue
+        except UnicodeDecodeError as exc:
+            result.problem(line, "invalid-utf8", f"not UTF-8 at byte {exc.start}")
+            continue
         except msgspec.DecodeError as exc:
-            try:
-                line.data.decode("utf-8")
-            except UnicodeDecodeError as ude:
-                result.problem(line, "invalid-utf8", f"not UTF-8 at byte {ude.start}")
-            else:
-                result.problem(line, "invalid-json", f"not valid JSON: {exc}")
+            result.problem(line, "invalid-json", f"not valid JSON: {exc}")
             continue
         if outcome is None:
             result.lines_ok += 1

@@ -98,7 +98,9 @@ def _connect(url: str, read_only: bool, wait_s: float) -> tuple[Engine, Connecti
             time.sleep(0.2)
 
 
-def open_store(db: str, *, upgrade: bool = True, read_only: bool = False, wait_s: float = 0.0) -> Store:
+def open_store(
+    db: str, *, upgrade: bool = True, read_only: bool = False, wait_s: float = 0.0, check: bool = True
+) -> Store:
     """Open (creating if needed) a tokaudit database and make sure its schema is current.
 
     Args:
@@ -106,6 +108,7 @@ def open_store(db: str, *, upgrade: bool = True, read_only: bool = False, wait_s
         upgrade: upgrade an older schema in place; when False, refuse it with a hint.
         read_only: open without the write lock (several readers may share it).
         wait_s: how long to wait for another process's lock before giving up.
+        check: verify (and upgrade) the schema; False only for ``tokaudit db`` commands.
     """
     url = db_url(db)
     if read_only and not _exists(url):
@@ -113,7 +116,8 @@ def open_store(db: str, *, upgrade: bool = True, read_only: bool = False, wait_s
     engine, conn = _connect(url, read_only, wait_s)
     store = Store(url=url, engine=engine, conn=conn)
     try:
-        _check_schema(store, upgrade=upgrade, read_only=read_only)
+        if check:
+            ensure_schema(store, upgrade=upgrade, read_only=read_only)
     except BaseException:
         store.close()
         raise
@@ -125,7 +129,8 @@ def _exists(url: str) -> bool:
     return path == ":memory:" or Path(path).exists()
 
 
-def _check_schema(store: Store, *, upgrade: bool, read_only: bool) -> None:
+def ensure_schema(store: Store, *, upgrade: bool = True, read_only: bool = False) -> None:
+    """Bring the schema to head, or raise a DatabaseVersionError that says what to do."""
     revisions = migrate.known_revisions()
     current = store.revision()
     if current == revisions[-1]:

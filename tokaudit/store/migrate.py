@@ -55,3 +55,13 @@ def upgrade(connection: Connection, revision: str = "head") -> None:
 
     command.upgrade(alembic_config(connection), revision)
     connection.commit()
+
+
+def revision_docs() -> list[tuple[str, str]]:
+    """(revision, first docstring line) for every revision, oldest first."""
+    out = []
+    for path in sorted((migrations_dir() / "versions").glob("[0-9][0-9][0-9][0-9]_*.py")):
+        text = path.read_text(encoding="utf-8")
+        first = text.split('"""', 2)[1].strip().splitlines()[0] if text.startswith('"""') else path.stem
+        out.append((path.name[:4], first))
+    return out

@@ -1,0 +1,102 @@
+"""Claude Code parser: dedup, placeholders, synthetic lines, subagents, tool calls, bad lines."""
+
+from __future__ import annotations
+
+from tokaudit.ingest import claude_code
+from tests.ingest.helpers import claude_assistant, claude_user_result, lines
+
+PATH = "/logs/projects/-home-dev-app/s1.jsonl"
+
+
+def parse(*objs, path=PATH):
+    return claude_code.parse(lines(*objs), path=path, state=None)
+
+
+def test_one_request_on_several_lines_counts_once_keeping_the_max():
+    r = parse(
+        claude_assistant(out=3, blocks=[{"type": "text", "text": "a"}]),
+        claude_assistant(out=486, stop="tool_use", blocks=[{"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": {"a": 1}}]),
+        claude_assistant(out=3, blocks=[{"type": "text", "text": "b"}]),
+    )
+    assert list(r.llm_calls) == ["claude:msg_1:req_1"]
+    call = r.llm_calls["claude:msg_1:req_1"]
+    assert call["output_tokens"] == 486
+    assert call["stop_reason"] == "tool_use"
+    assert r.lines_ok == 3
+    assert r.tool_calls["toolu_1"]["call_key"] == "claude:msg_1:req_1"
+
+
+def test_cache_ttl_split_and_missing_split():
+    r = parse(
+        claude_assistant("m1", "r1", cw=300, cache_creation=False),
+        {**claude_assistant("m2", "r2", cw=0)},
+    )
+    m1 = r.llm_calls["claude:m1:r1"]
+    assert (m1["cache_write_5m_tokens"], m1["cache_write_1h_tokens"], m1["cache_ttl_known"]) == (300, 0, False)
+    obj = claude_assistant("m3", "r3", cw=700)
+    obj["message"]["usage"]["cache_creation"] = {"ephemeral_5m_input_tokens": 200, "ephemeral_1h_input_tokens": 500}
+    m3 = parse(obj).llm_calls["claude:m3:r3"]
+    assert (m3["cache_write_5m_tokens"], m3["cache_write_1h_tokens"], m3["cache_ttl_known"]) == (200, 500, True)
+
+
+def test_placeholder_output_is_a_lower_bound_only_before_2_1_97():
+    old = parse(claude_assistant(version="2.1.14")).llm_calls["claude:msg_1:req_1"]
+    new = parse(claude_assistant(version="2.1.97")).llm_calls["claude:msg_1:req_1"]
+    finished = parse(claude_assistant(version="2.1.14", stop="end_turn")).llm_calls["claude:msg_1:req_1"]
+    assert old["output_is_lower_bound"] is True
+    assert new["output_is_lower_bound"] is False
+    assert finished["output_is_lower_bound"] is False
+
+
+def test_synthetic_lines_are_events_not_calls():
+    synthetic = claude_assistant("m9", "r9", out=0, inp=0, cw=0, cr=0, model="<synthetic>", isApiErrorMessage=True,
+                                 blocks=[{"type": "text", "text": "API Error: 529 overloaded"}])
+    r = parse(synthetic)
+    assert r.llm_calls == {}
+    assert [e["kind"] for e in r.events.values()] == ["api_error"]
+
+
+def test_tool_use_and_result_join_with_mcp_split_and_duration():
+    use = claude_assistant(blocks=[{"type": "tool_use", "id": "toolu_9", "name": "mcp__plugin:docs__fetch_page", "input": {"url": "x", "page": 2}}])
+    result = claude_user_result("toolu_9", [{"type": "text", "text": "héllo"}, {"type": "text", "text": "!"}], is_error=True)
+    r = parse(use, result)
+    tc = r.tool_calls["toolu_9"]
+    assert (tc["mcp_server"], tc["mcp_tool"], tc["tool_kind"]) == ("plugin:docs", "fetch_page", "mcp")
+    assert tc["result_bytes"] == len("héllo".encode()) + 1
+    assert tc["is_error"] is True
+    assert tc["duration_ms"] == 2500 and tc["duration_method"] == "timestamps"
+    assert tc["args_skeleton"] == '{"page":"<n>","url":"x"}'
+
+
+def test_subagent_file_is_its_own_session_under_the_parent():
+    path = "/logs/projects/-home-dev-app/s1/subagents/agent-abc123.jsonl"
+    r = parse(claude_assistant(session="s1", isSidechain=True, agentId="abc123"), path=path)
+    (session,) = r.sessions.values()
+    assert session["session_id"] == "claude-code:s1:agent-abc123"
+    assert session["parent_session_id"] == "claude-code:s1"
+    assert session["project"] == "-home-dev-app"
+    assert r.llm_calls["claude:msg_1:req_1"]["is_sidechain"] is True
+
+
+def test_bad_lines_are_problems_and_the_rest_is_used():
+    bad_usage = claude_assistant("m2", "r2")
+    bad_usage["message"]["usage"] = "lots"
+    negative = claude_assistant("m3", "r3", out=-5)
+    r = parse(claude_assistant(), b"{not json", b'{"type":"user","x":"\xff"}', bad_usage, negative, b"", claude_assistant("m4", "r4"))
+    assert [(p.line_no, p.kind) for p in r.problems] == [(2, "invalid-json"), (3, "invalid-utf8"), (4, "wrong-type"), (5, "wrong-type")]
+    assert set(r.llm_calls) == {"claude:msg_1:req_1", "claude:m4:r4"}
+    assert r.lines_read == 7 and r.skipped["blank-line"] == 1
+
+
+def test_ui_lines_are_skipped_by_rule_and_counted():
+    r = parse({"type": "queue-operation", "sessionId": "s1"}, {"type": "file-history-snapshot", "snapshot": {}, "messageId": "x"}, claude_assistant())
+    assert r.skipped == {"type:queue-operation": 1, "type:file-history-snapshot": 1}
+    assert r.lines_ok == 1
+
+
+def test_any_json_whitespace_is_accepted():
+    import json
+
+    spaced = json.dumps(claude_assistant()).encode()  # "usage": { with spaces, which ccusage ignores
+    r = claude_code.parse(lines(spaced), path=PATH, state=None)
+    assert r.llm_calls["claude:msg_1:req_1"]["cache_read_tokens"] == 1000

@@ -1,0 +1,98 @@
+"""Codex parser: re-emitted totals, resets, fork replay bursts, tool calls, compactions."""
+
+from __future__ import annotations
+
+from tokaudit.ingest import codex
+from tests.ingest.helpers import codex_line, codex_tokens, lines
+
+PATH = "/x/sessions/2026/03/10/rollout-a.jsonl"
+
+
+def meta(session="sess-1", source="cli", forked_from=None, ts="2026-03-10T10:00:00.000Z"):
+    payload = {"id": session, "cwd": "/w", "cli_version": "0.104.0", "model_provider": "openai", "source": source}
+    if forked_from:
+        payload["forked_from_id"] = forked_from
+    return codex_line("session_meta", payload, ts)
+
+
+def model(name="gpt-5.3-codex", ts="2026-03-10T10:00:00.500Z"):
+    return codex_line("turn_context", {"model": name}, ts)
+
+
+def parse(*objs, state=None):
+    return codex.parse(lines(*objs), path=PATH, state=state)
+
+
+def test_rows_are_differences_of_advancing_totals_and_reemits_are_skipped():
+    r = parse(
+        meta(), model(),
+        codex_tokens((1000, 200, 50, 10), ts="2026-03-10T10:00:01.000Z"),
+        codex_tokens((1000, 200, 50, 10), ts="2026-03-10T10:00:01.100Z"),  # re-emit
+        codex_tokens((2500, 1200, 80, 10), (1500, 1000, 30, 0), ts="2026-03-10T10:00:05.000Z"),
+        codex_line("event_msg", {"type": "token_count", "info": None}),
+    )
+    calls = sorted(r.llm_calls.values(), key=lambda c: c["line_no"])
+    assert [(c["input_tokens"], c["cache_read_tokens"], c["output_tokens"], c["reasoning_tokens"]) for c in calls] == [
+        (800, 200, 50, 10),
+        (500, 1000, 30, 0),
+    ]
+    assert r.skipped == {"token-count-repeat": 1, "token-count-no-info": 1}
+    assert all(c["model"] == "gpt-5.3-codex" for c in calls)
+    # the file's sum equals the final running total
+    assert sum(c["input_tokens"] + c["cache_read_tokens"] for c in calls) == 2500
+
+
+def test_state_resumes_a_grown_file_without_recounting():
+    first = parse(meta(), model(), codex_tokens((1000, 0, 50, 0), ts="2026-03-10T10:00:01.000Z"))
+    more = codex.parse(lines(codex_tokens((1600, 0, 70, 0), ts="2026-03-10T10:00:09.000Z")), path=PATH, state=first.state)
+    (call,) = more.llm_calls.values()
+    assert (call["input_tokens"], call["output_tokens"], call["model"]) == (600, 20, "gpt-5.3-codex")
+
+
+def test_counter_reset_uses_the_events_own_last_usage():
+    r = parse(meta(), model(), codex_tokens((5000, 0, 100, 0), ts="2026-03-10T10:00:01.000Z"),
+              codex_tokens((300, 0, 20, 0), (300, 0, 20, 0), ts="2026-03-10T10:00:09.000Z"))
+    second = max(r.llm_calls.values(), key=lambda c: c["line_no"])
+    assert (second["input_tokens"], second["output_tokens"]) == (300, 20)
+
+
+def test_fork_replay_burst_is_skipped_but_moves_the_baseline():
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": "parent-1"}}}
+    burst = "2026-03-10T11:00:00.{:03d}Z"
+    r = parse(
+        meta("child-1", spawn, ts=burst.format(0)),
+        meta("parent-1", ts=burst.format(1)),
+        codex_line("turn_context", {"model": "gpt-5-codex"}, burst.format(2)),
+        codex_tokens((4000, 0, 100, 0), ts=burst.format(3)),
+        codex_tokens((9000, 0, 300, 0), ts=burst.format(4)),
+        model(ts="2026-03-10T11:00:05.000Z"),
+        codex_tokens((9700, 0, 350, 0), ts="2026-03-10T11:00:06.000Z"),
+    )
+    (call,) = r.llm_calls.values()
+    assert (call["input_tokens"], call["output_tokens"]) == (700, 50)
+    assert r.skipped["fork-replay"] == 3 and r.skipped["fork-parent-meta"] == 1
+    (session,) = r.sessions.values()
+    assert session["parent_session_id"] == "codex:parent-1"
+
+
+def test_tool_calls_outputs_and_the_request_that_asked_for_them():
+    r = parse(
+        meta(), model(),
+        codex_line("response_item", {"type": "function_call", "name": "mcp__linear__list_issues", "arguments": '{"limit": 50}', "call_id": "call_1"}),
+        codex_line("response_item", {"type": "function_call_output", "call_id": "call_1", "output": '{"output":"boom","metadata":{"exit_code":2}}'}),
+        codex_line("response_item", {"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch", "call_id": "call_2"}),
+        codex_tokens((1000, 0, 50, 0), ts="2026-03-10T10:00:03.000Z"),
+        codex_line("compacted", {"message": ""}),
+    )
+    (key,) = r.llm_calls
+    t1, t2 = r.tool_calls["call_1"], r.tool_calls["call_2"]
+    assert (t1["mcp_server"], t1["mcp_tool"], t1["is_error"], t1["call_key"]) == ("linear", "list_issues", True, key)
+    assert t1["args_bytes"] == len('{"limit": 50}')
+    assert (t2["tool_kind"], t2["call_key"]) == ("custom", key)
+    assert [e["kind"] for e in r.events.values()] == ["compaction"]
+
+
+def test_wrong_types_are_problems():
+    r = parse(meta(), codex_line("event_msg", {"type": "token_count", "info": "n/a"}), b'{"timestamp":"2026-03-10T10:00:0', model())
+    assert [(p.line_no, p.kind) for p in r.problems] == [(2, "wrong-type"), (3, "invalid-json")]
+    assert r.lines_read == 4

@@ -1,0 +1,1 @@
+"""Analysis over the store: pricing, usage breakdowns (and, later, detectors)."""

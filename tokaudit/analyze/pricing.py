@@ -1,0 +1,187 @@
+"""Prices per model and call time, from the genai-prices snapshot shipped with the package.
+
+Cost is never stored: it is computed at query time from the canonical token
+columns and a price table built here, so a corrected price table re-prices
+history. Rules (see the project's pricing reference):
+
+* offline only — genai-prices' bundled data, never its updater;
+* per request, whole-request long-context tiers: once a request's total input
+  (uncached + cache read + cache writes) passes a tier's threshold, *every*
+  token of it is billed at that tier (Anthropic's rule, as genai-prices does);
+* 5-minute and 1-hour cache writes priced apart;
+* a model with no price is *unpriced* (cost NULL, listed), never $0;
+* user overrides (``[pricing.overrides."MODEL"]``) win, keyed by the logged id.
+
+Rates are obtained by asking genai-prices to price small probe usages, so its
+own fallbacks (e.g. a model without a cache-write price bills writes as input)
+apply unchanged. One row per (model, provider, day, tier) feeds an ASOF join
+on the request's total input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timezone
+from decimal import Decimal
+from functools import lru_cache
+from importlib.metadata import version
+
+from tokaudit.config import PriceOverride
+
+PROBE_TOKENS = 1000
+_MTOK = Decimal(1_000_000)
+
+
+def price_source() -> str:
+    """The price table's name and version, recorded beside every cost."""
+    return f"genai-prices {version('genai-prices')}"
+
+
+@dataclass(frozen=True)
+class PriceTier:
+    """Rates (USD per million tokens) for requests whose total input exceeds ``above_input_tokens``."""
+
+    above_input_tokens: int  # -1 for the base tier
+    input_mtok: Decimal
+    cache_read_mtok: Decimal
+    cache_write_5m_mtok: Decimal
+    cache_write_1h_mtok: Decimal
+    output_mtok: Decimal
+    web_search_request_usd: Decimal
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """How one logged model id was priced."""
+
+    model: str
+    provider: str | None
+    price_model_id: str
+    price_provider_id: str | None
+    source: str  # "genai-prices X.Y.Z" or "override"
+    tiers: tuple[PriceTier, ...]
+
+
+_ROUTER_PREFIX = re.compile(r"^(?:openrouter/|anthropic/|openai/|bedrock/|vertex_ai/|azure/)+")
+_BEDROCK = re.compile(r"^(?:(?:us|eu|apac|global)\.)?anthropic\.")
+
+
+def _candidates(model: str, provider: str | None) -> list[tuple[str, str | None]]:
+    """Model ids to try, most specific first: as logged, then normalised aliases."""
+    tries: list[tuple[str, str | None]] = [(model, provider), (model, None)]
+    if _BEDROCK.match(model):
+        tries.insert(0, (model, "aws"))
+    stripped = _ROUTER_PREFIX.sub("", model)
+    dashed = re.sub(r"(\d)\.(\d)", r"\1-\2", stripped)  # claude-sonnet-4.5 -> claude-sonnet-4-5
+    for alias in (stripped, dashed):
+        if alias != model:
+            tries += [(alias, provider), (alias, None)]
+    seen, unique = set(), []
+    for t in tries:
+        if t not in seen:
+            seen.add(t)
+            unique.append(t)
+    return unique
+
+
+def _probe(model: str, provider: str | None, when: datetime):
+    from genai_prices import Usage, calc_price
+
+    def total(**usage: int) -> Decimal:
+        return calc_price(Usage(**usage), model, provider_id=provider, genai_request_timestamp=when).total_price
+
+    return total
+
+
+@lru_cache(maxsize=4096)
+def lookup(model: str, provider: str | None, day: date) -> ModelPrice | None:
+    """Price ``model`` as of ``day`` from genai-prices; None when it has no price."""
+    from genai_prices import Usage, calc_price
+    from genai_prices.types import TieredPrices
+
+    when = datetime.combine(day, time(0), tzinfo=timezone.utc)
+    for candidate, prov in _candidates(model, provider):
+        try:
+            calc = calc_price(Usage(input_tokens=PROBE_TOKENS), candidate, provider_id=prov, genai_request_timestamp=when)
+        except (LookupError, ValueError):
+            continue
+        starts = sorted(
+            {tier.start for value in vars(calc.model_price).values() if isinstance(value, TieredPrices) for tier in value.tiers}
+        )
+        total = _probe(candidate, prov, when)
+        web_kcount = getattr(calc.model_price, "web_searches_kcount", None) or Decimal(0)
+        tiers = tuple(_tier(total, above, web_kcount) for above in [-1, *starts])
+        return ModelPrice(model, provider, calc.model.id, calc.provider.id, price_source(), tiers)
+    return None
+
+
+def _clean(rate: Decimal) -> Decimal:
+    """Drop the division noise of probing (7.4999…9 -> 7.5); prices have at most 9 decimals per MTok."""
+    return rate.quantize(Decimal("1e-9")).normalize()
+
+
+def _tier(total, above: int, web_kcount: Decimal) -> PriceTier:
+    """Rates inside one tier, probed with usages whose total input lands in it."""
+    n = max(PROBE_TOKENS, above + 1)  # total input tokens of every probe in this tier
+    per_mtok = _MTOK / n
+    base_input = total(input_tokens=n)
+    output = (total(input_tokens=n, output_tokens=PROBE_TOKENS) - base_input) * _MTOK / PROBE_TOKENS
+    return PriceTier(
+        above_input_tokens=above,
+        input_mtok=_clean(base_input * per_mtok),
+        cache_read_mtok=_clean(total(input_tokens=n, cache_read_tokens=n) * per_mtok),
+        cache_write_5m_mtok=_clean(total(input_tokens=n, cache_write_tokens=n) * per_mtok),
+        cache_write_1h_mtok=_clean(total(input_tokens=n, cache_write_tokens=n, cache_write_1h_tokens=n) * per_mtok),
+        output_mtok=_clean(output),
+        web_search_request_usd=web_kcount / 1000,
+    )
+
+
+def override_price(o: PriceOverride) -> ModelPrice:
+    """A user's override as a single-tier price; missing cache prices bill as plain input (an upper bound)."""
+    write_5m = o.cache_write_mtok if o.cache_write_mtok is not None else o.input_mtok
+    tier = PriceTier(
+        above_input_tokens=-1,
+        input_mtok=o.input_mtok,
+        cache_read_mtok=o.cache_read_mtok if o.cache_read_mtok is not None else o.input_mtok,
+        cache_write_5m_mtok=write_5m,
+        cache_write_1h_mtok=o.cache_write_1h_mtok if o.cache_write_1h_mtok is not None else write_5m,
+        output_mtok=o.output_mtok,
+        web_search_request_usd=Decimal(0),
+    )
+    return ModelPrice(o.model, None, o.model, None, "override", (tier,))
+
+
+def price_rows(
+    keys: list[tuple[str | None, str | None, date]], overrides: dict[str, PriceOverride]
+) -> tuple[list[dict], list[str]]:
+    """Price-table rows for each (model, provider, day) key, and the models with no price."""
+    rows, unpriced = [], set()
+    for model, provider, day in keys:
+        if model is None:
+            unpriced.add("(model not logged)")
+            continue
+        price = override_price(overrides[model]) if model in overrides else lookup(model, provider, day)
+        if price is None:
+            unpriced.add(model)
+            continue
+        for tier in price.tiers:
+            rows.append(
+                {
+                    "model": model,
+                    "provider": provider,
+                    "price_day": day,
+                    "above_input_tokens": tier.above_input_tokens,
+                    "price_model_id": price.price_model_id,
+                    "price_source": price.source,
+                    "pricing_tier": "base" if tier.above_input_tokens < 0 else f">{tier.above_input_tokens // 1000}k",
+                    "input_usd_per_token": tier.input_mtok / _MTOK,
+                    "cache_read_usd_per_token": tier.cache_read_mtok / _MTOK,
+                    "cache_write_5m_usd_per_token": tier.cache_write_5m_mtok / _MTOK,
+                    "cache_write_1h_usd_per_token": tier.cache_write_1h_mtok / _MTOK,
+                    "output_usd_per_token": tier.output_mtok / _MTOK,
+                    "web_search_usd_per_request": tier.web_search_request_usd,
+                }
+            )
+    return rows, sorted(unpriced)

@@ -1,0 +1,260 @@
+"""Usage breakdowns: tokens, cost and calls by time period, session, project, model, tool or MCP server.
+
+Token columns are exact sums of reported usage over deduplicated requests
+(``llm_calls_dedup``). Cost is priced per request (see ``pricing``); rows with
+requests whose model has no price carry ``unpriced_calls`` and their cost
+covers only the priced part — an unknown price is never counted as $0.
+
+Tool and MCP-server rows count tool calls and the size of what they returned;
+their token figure is an *estimate* (``result_tokens_method``), because agent
+logs report tokens per request, not per tool result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+from tokaudit.analyze.pricing import price_rows, price_source
+from tokaudit.config import Config
+from tokaudit.errors import TokauditError
+from tokaudit.store.engine import Store
+
+TOKEN_DIMENSIONS = ("day", "week", "month", "session", "project", "model")
+TOOL_DIMENSIONS = ("tool", "mcp-server")
+DIMENSIONS = TOKEN_DIMENSIONS + TOOL_DIMENSIONS
+RESULT_TOKENS_METHOD = "heuristic:bytes/4"
+
+_RATE = pa.decimal128(38, 18)
+_PRICE_SCHEMA = pa.schema(
+    [
+        ("model", pa.string()),
+        ("provider", pa.string()),
+        ("price_day", pa.date32()),
+        ("above_input_tokens", pa.int64()),
+        ("price_model_id", pa.string()),
+        ("price_source", pa.string()),
+        ("pricing_tier", pa.string()),
+        ("input_usd_per_token", _RATE),
+        ("cache_read_usd_per_token", _RATE),
+        ("cache_write_5m_usd_per_token", _RATE),
+        ("cache_write_1h_usd_per_token", _RATE),
+        ("output_usd_per_token", _RATE),
+        ("web_search_usd_per_request", _RATE),
+    ]
+)
+
+
+@dataclass
+class UsageReport:
+    """A usage breakdown ready to print or serialise."""
+
+    by: str
+    tz: str
+    since: date | None
+    until: date | None
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    totals: dict[str, Any]
+    unpriced_models: list[str] = field(default_factory=list)
+    price_source: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "by": self.by,
+            "tz": self.tz,
+            "since": self.since.isoformat() if self.since else None,
+            "until": self.until.isoformat() if self.until else None,
+            "price_source": self.price_source,
+            "unpriced_models": self.unpriced_models,
+            "notes": self.notes,
+            "rows": [_jsonable(r) for r in self.rows],
+            "totals": _jsonable(self.totals),
+        }
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (float(v) if isinstance(v, Decimal) else v.isoformat() if isinstance(v, date) else v) for k, v in row.items()}
+
+
+def _calls_sql(tz: str, where: str) -> str:
+    # Local time decides the day a request belongs to (--tz); pricing uses the UTC day.
+    return f"""
+        SELECT c.*,
+               (c.ts_utc AT TIME ZONE 'UTC') AT TIME ZONE '{tz}' AS ts_local,
+               CAST(c.ts_utc AS DATE) AS price_day,
+               c.input_tokens + c.cache_read_tokens + c.cache_write_5m_tokens + c.cache_write_1h_tokens AS input_total_tokens
+        FROM llm_calls_dedup AS c
+        WHERE {where}
+    """
+
+
+def _window(since: date | None, until: date | None, column: str) -> tuple[str, list[Any]]:
+    clauses, params = ["TRUE"], []
+    if since:
+        clauses.append(f"CAST({column} AS DATE) >= ?")
+        params.append(since)
+    if until:
+        clauses.append(f"CAST({column} AS DATE) <= ?")
+        params.append(until)
+    return " AND ".join(clauses), params
+
+
+def _check_tz(store: Store, tz: str) -> None:
+    names = {r[0] for r in store.duck.execute("SELECT name FROM pg_timezone_names()").fetchall()}
+    if tz not in names:
+        raise TokauditError(f"unknown time zone {tz!r}", hint="use an IANA name such as UTC, Europe/Berlin or America/New_York")
+
+
+def priced_calls_sql(store: Store, config: Config, tz: str, since: date | None, until: date | None) -> tuple[str, list[Any], list[str]]:
+    """SQL for deduplicated requests with their cost (``cost_usd`` NULL when unpriced).
+
+    Registers the price table on the store's connection as ``_tokaudit_prices``.
+    """
+    _check_tz(store, tz)
+    local = f"(ts_utc AT TIME ZONE 'UTC') AT TIME ZONE '{tz}'"
+    where, params = _window(since, until, local)
+    keys = store.duck.execute(
+        f"SELECT DISTINCT model, provider, CAST(ts_utc AS DATE) FROM llm_calls_dedup WHERE {where} AND ts_utc IS NOT NULL", params
+    ).fetchall()
+    rows, unpriced = price_rows(keys, config.price_overrides)
+    store.duck.register("_tokaudit_prices", pa.Table.from_pylist(rows, schema=_PRICE_SCHEMA))
+    sql = f"""
+        WITH calls AS ({_calls_sql(tz, where)})
+        SELECT c.*, p.price_model_id, p.price_source, p.pricing_tier,
+               c.input_tokens * p.input_usd_per_token
+             + c.cache_read_tokens * p.cache_read_usd_per_token
+             + c.cache_write_5m_tokens * p.cache_write_5m_usd_per_token
+             + c.cache_write_1h_tokens * p.cache_write_1h_usd_per_token
+             + c.output_tokens * p.output_usd_per_token
+             + c.web_search_requests * p.web_search_usd_per_request AS cost_usd
+        FROM calls AS c
+        ASOF LEFT JOIN _tokaudit_prices AS p
+          ON c.model = p.model AND c.provider IS NOT DISTINCT FROM p.provider
+         AND c.price_day = p.price_day AND c.input_total_tokens > p.above_input_tokens
+    """
+    return sql, params, unpriced
+
+
+_GROUP_KEYS = {
+    "day": ("strftime(ts_local, '%Y-%m-%d')", "day"),
+    "week": ("strftime(date_trunc('week', ts_local), '%Y-%m-%d')", "week_start"),
+    "month": ("strftime(ts_local, '%Y-%m')", "month"),
+    "model": ("coalesce(model, '(model not logged)')", "model"),
+    "project": ("coalesce(s.project, '(unknown)')", "project"),
+    "session": ("coalesce(s.parent_session_id, c.session_id)", "session"),
+}
+
+TOKEN_COLUMNS = [
+    "input_tokens",
+    "cache_write_tokens",
+    "cache_read_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "total_tokens",
+    "cost_usd",
+    "calls",
+    "unpriced_calls",
+]
+
+
+def usage_report(
+    store: Store,
+    *,
+    by: str = "day",
+    since: date | None = None,
+    until: date | None = None,
+    tz: str = "UTC",
+    config: Config | None = None,
+) -> UsageReport:
+    """Break usage down ``by`` a dimension (see ``DIMENSIONS``) over an optional date window in ``tz``."""
+    if by not in DIMENSIONS:
+        raise TokauditError(f"unknown breakdown {by!r}", hint=f"choose one of: {', '.join(DIMENSIONS)}")
+    config = config or Config()
+    if by in TOOL_DIMENSIONS:
+        return _tool_report(store, by, since, until, tz)
+    sql, params, unpriced = priced_calls_sql(store, config, tz, since, until)
+    key_expr, key_name = _GROUP_KEYS[by]
+    extra = ""
+    if by == "session":
+        extra = ", any_value(s.project) AS project, min(c.ts_utc) AS first_utc, max(c.ts_utc) AS last_utc"
+    query = f"""
+        WITH priced AS ({sql}),
+        sess AS (SELECT session_id, any_value(project) AS project, any_value(parent_session_id) AS parent_session_id
+                 FROM sessions GROUP BY session_id)
+        SELECT {key_expr} AS key,
+               sum(c.input_tokens) AS input_tokens,
+               sum(c.cache_write_5m_tokens + c.cache_write_1h_tokens) AS cache_write_tokens,
+               sum(c.cache_read_tokens) AS cache_read_tokens,
+               sum(c.output_tokens) AS output_tokens,
+               sum(c.reasoning_tokens) AS reasoning_tokens,
+               sum(c.input_total_tokens + c.output_tokens) AS total_tokens,
+               sum(c.cost_usd) AS cost_usd,
+               count(*) AS calls,
+               count(*) FILTER (WHERE c.cost_usd IS NULL) AS unpriced_calls
+               {extra}
+        FROM priced AS c LEFT JOIN sess AS s ON s.session_id = c.session_id
+        GROUP BY ALL ORDER BY key
+    """
+    try:
+        cursor = store.duck.execute(query, params)
+        columns = [d[0] for d in cursor.description]
+        raw_rows = [dict(zip(columns, r)) for r in cursor.fetchall()]
+    finally:
+        store.duck.unregister("_tokaudit_prices")
+    rows = []
+    for r in raw_rows:
+        row = {key_name: r.pop("key"), **r}
+        rows.append(row)
+    out_columns = [key_name, *(["project", "first_utc", "last_utc"] if by == "session" else []), *TOKEN_COLUMNS]
+    totals = _totals(rows, TOKEN_COLUMNS)
+    notes = []
+    if unpriced:
+        notes.append(f"unpriced (no price known; cost excludes them): {', '.join(unpriced)}")
+    lower = store.duck.execute("SELECT count(*) FROM llm_calls_dedup WHERE output_is_lower_bound").fetchall()[0][0]
+    if lower:
+        notes.append(f"{lower} requests come from agent versions that logged a streaming placeholder for output tokens: output is a lower bound")
+    return UsageReport(by, tz, since, until, out_columns, rows, totals, unpriced, price_source(), notes)
+
+
+def _totals(rows: list[dict[str, Any]], columns: list[str]) -> dict[str, Any]:
+    totals: dict[str, Any] = {}
+    for col in columns:
+        values = [r[col] for r in rows if r.get(col) is not None]
+        totals[col] = sum(values) if values else None
+    return totals
+
+
+def _tool_report(store: Store, by: str, since: date | None, until: date | None, tz: str) -> UsageReport:
+    _check_tz(store, tz)
+    local = f"(coalesce(ts_utc, result_ts_utc) AT TIME ZONE 'UTC') AT TIME ZONE '{tz}'"
+    where, params = _window(since, until, local)
+    key_expr, key_name = ("tool_name", "tool") if by == "tool" else ("coalesce(mcp_server, '(not MCP)')", "mcp_server")
+    cursor = store.duck.execute(
+        f"""
+        SELECT {key_expr} AS key,
+               count(*) AS calls,
+               count(*) FILTER (WHERE is_error) AS errors,
+               sum(args_bytes) AS args_bytes,
+               sum(result_bytes) AS result_bytes,
+               CAST(round(sum(result_bytes) / 4) AS BIGINT) AS result_tokens_estimated,
+               count(*) FILTER (WHERE result_bytes IS NULL) AS calls_without_result
+        FROM tool_calls WHERE {where}
+        GROUP BY ALL ORDER BY calls DESC, key
+        """,
+        params,
+    )
+    columns = [d[0] for d in cursor.description]
+    rows = []
+    for values in cursor.fetchall():
+        r = dict(zip(columns, values))
+        rows.append({key_name: r.pop("key"), **r})
+    out_columns = [key_name, "calls", "errors", "args_bytes", "result_bytes", "result_tokens_estimated", "calls_without_result"]
+    totals = _totals(rows, out_columns[1:])
+    notes = [f"result_tokens_estimated is an estimate ({RESULT_TOKENS_METHOD}); token counts in logs are per request, not per tool result"]
+    return UsageReport(by, tz, since, until, out_columns, rows, totals, [], price_source(), notes)

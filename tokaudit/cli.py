@@ -1,0 +1,268 @@
+"""The ``tokaudit`` command line: parse options, call one library function, print.
+
+Exit codes (all commands): 0 success; 1 the command ran but found what it was
+asked to fail on (``ingest --strict`` with problems); 2 usage, configuration or
+database error; 3 no usable input.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+import click
+
+from tokaudit import __version__
+from tokaudit.errors import TokauditError
+
+EXIT_FAIL = 1
+
+
+class TokauditCommandError(click.ClickException):
+    """A TokauditError shown as ``Error: message`` plus its hint, with the error's exit code."""
+
+    def __init__(self, error: TokauditError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
+
+
+def handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TokauditError as exc:
+            raise TokauditCommandError(exc) from exc
+
+    return wrapper
+
+
+def store_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--db, --config and --wait, shared by every command that opens the store."""
+    fn = click.option("--wait", "wait_s", type=float, default=0.0, metavar="SECONDS", help="Wait this long for another tokaudit process to release the database.")(fn)
+    fn = click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: ./tokaudit.toml or [tool.tokaudit] in ./pyproject.toml; env TOKAUDIT_CONFIG).")(fn)
+    fn = click.option("--db", help="Database file or duckdb:// URL (default ./tokaudit.duckdb; env TOKAUDIT_DB).")(fn)
+    return fn
+
+
+def _console() -> "Console":
+    """stdout console; when piped, wide enough that tables are not folded into narrow columns."""
+    from rich.console import Console
+
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
+
+
+def _open(db: str | None, config_path: str | None, wait_s: float, **kwargs: Any):
+    from tokaudit.config import load_config, resolve_db
+    from tokaudit.store.engine import open_store
+
+    config = load_config(config_path)
+    return open_store(resolve_db(db, config), wait_s=wait_s, **kwargs), config
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="tokaudit")
+def cli() -> None:
+    """Audit where AI agents spend their tokens.
+
+    Ingest agent logs (Claude Code, Codex CLI) into a local DuckDB database,
+    then break down exact token usage and cost. Everything runs offline.
+
+    \b
+    Quick start:
+      tokaudit ingest                 # your default Claude Code / Codex log folders
+      tokaudit usage --by day
+    """
+
+
+@cli.command(name="ingest")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "forced_format", help="Force a log format instead of sniffing each file (claude-code, codex).")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Parse in this many processes (pays off on hundreds of files).")
+@click.option("--max-line-bytes", type=click.IntRange(1024), default=None, help="Lines longer than this are recorded as problems (default 10 MiB).")
+@click.option("--strict", is_flag=True, help="Exit 1 if any line or file could not be used.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+@store_options
+@handle_errors
+def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_json, quiet, db, config_path, wait_s):
+    """Load new log lines from PATHS (files or folders) into the database.
+
+    With no PATHS, reads the default locations: $CLAUDE_CONFIG_DIR or
+    ~/.claude/projects and ~/.config/claude/projects, and $CODEX_HOME/sessions
+    or ~/.codex/sessions. Unchanged files are skipped, grown files are read
+    from where the last run stopped, rewritten files are re-read.
+
+    \b
+    Example:
+      tokaudit ingest ~/.claude/projects --workers 2
+    """
+    from rich.console import Console
+
+    from tokaudit.ingest.runner import ingest_paths
+    from tokaudit.report.terminal import render_ingest_summary
+
+    store, config = _open(db, config_path, wait_s)
+    with store:
+        err = Console(stderr=True)
+        show_progress = err.is_terminal and not quiet and not as_json
+        limit = max_line_bytes or config.max_line_bytes
+        if show_progress:
+            from rich.progress import Progress
+
+            with Progress(console=err, transient=True) as progress:
+                task = progress.add_task("ingesting", total=None)
+                summary = ingest_paths(
+                    store, paths, forced_format=forced_format, workers=workers, max_line_bytes=limit,
+                    on_progress=lambda done, total: progress.update(task, completed=done, total=total),
+                )
+        else:
+            summary = ingest_paths(store, paths, forced_format=forced_format, workers=workers, max_line_bytes=limit)
+    if as_json:
+        click.echo(json.dumps(summary.to_dict(), indent=2))
+    elif not quiet:
+        render_ingest_summary(summary, _console())
+    if strict and (summary.lines_problem or summary.files_failed or summary.missing_paths):
+        sys.exit(EXIT_FAIL)
+
+
+def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> date | None:
+    if value is None:
+        return None
+    for fmt in ("%Y-%m-%d", "%Y%m%d"):
+        try:
+            from datetime import datetime
+
+            return datetime.strptime(value, fmt).date()
+        except ValueError:
+            continue
+    raise click.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD or YYYYMMDD")
+
+
+@cli.command(name="usage")
+@click.option("--by", type=click.Choice(["day", "week", "month", "session", "project", "model", "tool", "mcp-server"]), default="day", show_default=True, help="What each row is.")
+@click.option("--since", callback=_parse_date, help="First day to include (YYYY-MM-DD, in --tz).")
+@click.option("--until", callback=_parse_date, help="Last day to include (YYYY-MM-DD, in --tz).")
+@click.option("--tz", default="UTC", show_default=True, help="IANA time zone that decides which day a request belongs to.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (rows, totals, unpriced models, price source).")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
+@store_options
+@handle_errors
+def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s):
+    """Exact token usage and cost, broken down by day, week, month, session, project, model, tool or MCP server.
+
+    Token counts are the logs' own (deduplicated); cost is computed per request
+    from the bundled genai-prices table (or your [pricing.overrides]). Models
+    without a price are listed as unpriced, never counted as $0.
+
+    \b
+    Examples:
+      tokaudit usage --by day --since 2026-03-01 --tz Europe/Berlin
+      tokaudit usage --by mcp-server --json
+    """
+    from rich.console import Console
+
+    from tokaudit.analyze.usage import usage_report
+    from tokaudit.report.terminal import render_usage, usage_csv
+
+    if as_json and as_csv:
+        raise click.UsageError("choose one of --json and --csv")
+    store, config = _open(db, config_path, wait_s)
+    with store:
+        report = usage_report(store, by=by, since=since, until=until, tz=tz, config=config)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    elif as_csv:
+        click.echo(usage_csv(report), nl=False)
+    else:
+        render_usage(report, _console())
+
+
+@cli.command(name="problems")
+@click.option("--kind", help="Only this kind (invalid-json, invalid-utf8, wrong-type, line-too-long, unreadable-file, unknown-format).")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Show at most this many.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@store_options
+@handle_errors
+def problems_command(kind, limit, as_json, db, config_path, wait_s):
+    """List input lines and files that could not be used, with file, line, reason and a redacted excerpt."""
+    from rich.console import Console
+
+    from tokaudit.report.terminal import render_problems
+    from tokaudit.store.queries import list_problems
+
+    store, _ = _open(db, config_path, wait_s)
+    with store:
+        rows = list_problems(store, limit=limit, kind=kind)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        render_problems(rows, _console())
+
+
+@cli.group(name="db")
+def db_group() -> None:
+    """Inspect and upgrade the database schema (Alembic migrations shipped with tokaudit)."""
+
+
+@db_group.command(name="upgrade")
+@click.option("--sql", "offline", is_flag=True, help="Print the DDL instead of running it.")
+@store_options
+@handle_errors
+def db_upgrade(offline, db, config_path, wait_s):
+    """Upgrade the database to this tokaudit's schema (opening an older database does this too)."""
+    if offline:
+        from alembic import command
+
+        from tokaudit.store.migrate import alembic_config
+
+        command.upgrade(alembic_config(), "head", sql=True)
+        return
+    from tokaudit.store.engine import open_store
+    from tokaudit.config import load_config, resolve_db
+    from tokaudit.store.migrate import head_revision
+
+    config = load_config(config_path)
+    store = open_store(resolve_db(db, config), wait_s=wait_s, upgrade=False, check=False)
+    with store:
+        before = store.revision()
+        from tokaudit.store.engine import ensure_schema
+
+        ensure_schema(store, upgrade=True)
+        click.echo(f"schema revision: {before or 'none'} -> {head_revision()}")
+
+
+@db_group.command(name="current")
+@store_options
+@handle_errors
+def db_current(db, config_path, wait_s):
+    """Print the database's schema revision and this tokaudit's head revision."""
+    from tokaudit.config import load_config, resolve_db
+    from tokaudit.store.engine import open_store
+    from tokaudit.store.migrate import head_revision
+
+    config = load_config(config_path)
+    store = open_store(resolve_db(db, config), wait_s=wait_s, check=False)
+    with store:
+        current = store.revision()
+    head = head_revision()
+    state = "up to date" if current == head else "needs `tokaudit db upgrade`" if current else "empty"
+    click.echo(f"database: {current or 'none'}  head: {head}  ({state})")
+
+
+@db_group.command(name="history")
+def db_history():
+    """List the schema revisions this tokaudit knows, oldest first."""
+    from tokaudit.store.migrate import revision_docs
+
+    for revision, doc in revision_docs():
+        click.echo(f"{revision}  {doc}")
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    cli()

@@ -1,0 +1,1 @@
+"""Rendering results: terminal tables and CSV now; HTML/Markdown/JSON reports build on these."""

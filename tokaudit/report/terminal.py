@@ -1,0 +1,113 @@
+"""Terminal and CSV rendering of ingest summaries, usage breakdowns and problems.
+
+Everything shown here may come from a log an attacker wrote (tool names,
+project folders, excerpts), so text cells are passed to rich as plain
+``Text`` objects: rich markup in them is displayed, never interpreted.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from decimal import Decimal
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tokaudit.analyze.usage import UsageReport
+from tokaudit.ingest.runner import IngestSummary
+
+
+def _cell(value: Any, column: str = "") -> Text:
+    if value is None:
+        return Text("—", style="dim")
+    if column == "cost_usd":
+        return Text(f"${Decimal(value):,.4f}")
+    if isinstance(value, bool):
+        return Text("yes" if value else "no")
+    if isinstance(value, int):
+        return Text(f"{value:,}")
+    return Text(str(value))
+
+
+def render_ingest_summary(summary: IngestSummary, console: Console, *, max_problems: int = 10) -> None:
+    """Print what an ingest run did, and the first problems with file and line."""
+    f = summary
+    console.print(
+        f"files: {f.files_new} new, {f.files_grown} grown, {f.files_replaced} replaced, "
+        f"{f.files_unchanged} unchanged, {f.files_failed} failed",
+        markup=False,
+    )
+    console.print(
+        f"lines: {f.lines_read:,} read = {f.lines_ok:,} used + {f.lines_skipped:,} skipped by rule + {f.lines_problem:,} problems"
+        + (f"; {f.lines_pending} partial last line(s) left for the next run" if f.lines_pending else ""),
+        markup=False,
+    )
+    if f.skipped_by_rule:
+        rules = ", ".join(f"{rule} {n:,}" for rule, n in sorted(f.skipped_by_rule.items()))
+        console.print(f"skipped: {rules}", markup=False)
+    console.print(f"rows: {f.sessions:,} sessions, {f.llm_calls:,} model requests, {f.tool_calls:,} tool calls", markup=False)
+    for path in f.missing_paths:
+        console.print(Text(f"missing: {path}", style="yellow"))
+    if f.problems:
+        table = Table(title=f"problems ({f.lines_problem + f.files_failed:,}; first {min(max_problems, len(f.problems))})", title_justify="left")
+        for col in ("file", "line", "kind", "message", "excerpt"):
+            table.add_column(col, overflow="fold")
+        for path, p in f.problems[:max_problems]:
+            table.add_row(Text(path), Text(str(p.line_no)), Text(p.kind), Text(p.message), Text(p.excerpt or ""))
+        console.print(table)
+        console.print("See every problem with: tokaudit problems", markup=False)
+
+
+_LABELS = {
+    "input_tokens": "input",
+    "cache_write_tokens": "cache write",
+    "cache_read_tokens": "cache read",
+    "output_tokens": "output",
+    "reasoning_tokens": "reasoning",
+    "total_tokens": "total",
+    "cost_usd": "cost",
+    "unpriced_calls": "unpriced",
+    "result_tokens_estimated": "≈result tokens",
+    "calls_without_result": "no result",
+    "first_utc": "first (UTC)",
+    "last_utc": "last (UTC)",
+}
+
+
+def render_usage(report: UsageReport, console: Console) -> None:
+    """Print a usage breakdown as a table with a totals row."""
+    table = Table(title=f"usage by {report.by} ({report.tz})", title_justify="left", show_footer=True)
+    first = report.columns[0]
+    for col in report.columns:
+        total = "TOTAL" if col == first else report.totals.get(col)
+        justify = "left" if col in (first, "project", "first_utc", "last_utc") else "right"
+        footer = _cell(total, col) if col != first else Text("TOTAL")
+        table.add_column(_LABELS.get(col, col.replace("_", " ")), justify=justify, footer=footer, overflow="fold", no_wrap=justify == "right")
+    for row in report.rows:
+        table.add_row(*(_cell(row.get(col), col) for col in report.columns))
+    console.print(table)
+    for note in report.notes:
+        console.print(Text(f"note: {note}", style="yellow"))
+    console.print(Text(f"prices: {report.price_source}", style="dim"))
+
+
+def usage_csv(report: UsageReport) -> str:
+    """The breakdown as CSV (one header row, then data rows; no totals row)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=report.columns, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in report.rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return out.getvalue()
+
+
+def render_problems(rows: list[dict[str, Any]], console: Console) -> None:
+    table = Table(title=f"ingest problems ({len(rows)})", title_justify="left")
+    for col in ("path", "line_no", "kind", "message", "excerpt"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(*(Text(str(r[c]) if r[c] is not None else "") for c in ("path", "line_no", "kind", "message", "excerpt")))
+    console.print(table)
