@@ -266,3 +266,7 @@ def db_history():
 
 def main() -> None:  # pragma: no cover - console entry point
     cli()
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m tokaudit.cli
+    cli()

@@ -1,0 +1,83 @@
+"""Pricing: the worked examples of the pricing reference, tiers, 1h writes, unknown models, overrides."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+
+import pytest
+
+from tokaudit.analyze.pricing import lookup
+from tokaudit.analyze.usage import usage_report
+from tokaudit.config import parse_config
+from tokaudit.store.load import _insert
+
+DAY = date(2026, 3, 10)
+
+
+def cost(model, provider, *, inp=0, cr=0, cw5=0, cw1h=0, out=0) -> Decimal:
+    """Price one request the way the SQL does: pick the tier by total input, sum rate × tokens."""
+    price = lookup(model, provider, DAY)
+    total_input = inp + cr + cw5 + cw1h
+    tier = [t for t in price.tiers if total_input > t.above_input_tokens][-1]
+    m = Decimal(1_000_000)
+    return (inp * tier.input_mtok + cr * tier.cache_read_mtok + cw5 * tier.cache_write_5m_mtok
+            + cw1h * tier.cache_write_1h_mtok + out * tier.output_mtok) / m
+
+
+@pytest.mark.parametrize(
+    ("model", "provider", "usage", "expected"),
+    [
+        ("claude-sonnet-4-5", "anthropic", dict(inp=10_000, cr=2_000, cw5=500, out=800), "0.044475"),
+        ("claude-sonnet-4-5", "anthropic", dict(inp=10_000, cr=2_000, cw1h=500, out=800), "0.0456"),
+        ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic", dict(inp=10_000, cr=2_000, cw5=500, out=800), "0.0489225"),
+        ("claude-sonnet-4-5", "anthropic", dict(inp=250_000, out=800), "1.518"),
+        ("claude-sonnet-4-5", "anthropic", dict(inp=10, cr=250_000, out=1_000), "0.17256"),
+        ("claude-sonnet-4-5", "anthropic", dict(inp=49_000, cr=150_000, out=1_000), "0.207"),
+        ("gpt-4o", "openai", dict(inp=8_000, cr=2_000, out=800), "0.0305"),
+        ("gpt-5", "openai", dict(inp=8_000, cr=2_000, out=800), "0.01825"),
+        ("gpt-5-mini", "openai", dict(inp=8_000, cr=2_000, out=800), "0.00365"),
+        ("gpt-5", "openai", dict(inp=2_100, cr=900, out=150), "0.0042375"),
+        ("claude-sonnet-4-5-20250929", "anthropic", dict(inp=10, cw5=2_000, cr=10_000, out=120), "0.01233"),
+        ("claude-opus-4-5-20251101", "anthropic", dict(inp=3, cw1h=500, cr=12_000, out=300), "0.018515"),
+        ("anthropic/claude-sonnet-4.5", "anthropic", dict(inp=10_000, cr=2_000, cw5=500, out=800), "0.044475"),
+    ],
+)
+def test_reference_worked_examples(model, provider, usage, expected):
+    assert cost(model, provider, **usage) == Decimal(expected)
+
+
+def test_unknown_model_has_no_price():
+    assert lookup("acme-coder-9000", "anthropic", DAY) is None
+
+
+def _call(model, **tokens):
+    row = {
+        "source_id": 1, "call_key": f"k-{model}-{len(str(tokens))}", "session_id": "s", "line_no": 1, "ts_utc": datetime(2026, 3, 10, 12),
+        "provider": "anthropic", "model": model, "input_tokens": 0, "cache_read_tokens": 0, "cache_write_5m_tokens": 0,
+        "cache_write_1h_tokens": 0, "output_tokens": 0, "web_search_requests": 0, "usage_source": "reported",
+        "output_is_lower_bound": False, "cache_ttl_known": True, "is_sidechain": False, "is_aggregate": False,
+    }
+    row.update(tokens)
+    return row
+
+
+def test_unpriced_is_listed_never_zero_and_overrides_price_it(store):
+    _insert(store, "llm_calls", [_call("claude-sonnet-4-5", input_tokens=1000, output_tokens=100), _call("acme-coder-9000", input_tokens=5000)])
+    report = usage_report(store, by="model")
+    rows = {r["model"]: r for r in report.rows}
+    assert rows["acme-coder-9000"]["cost_usd"] is None
+    assert rows["acme-coder-9000"]["unpriced_calls"] == 1
+    assert report.unpriced_models == ["acme-coder-9000"]
+    assert any("acme-coder-9000" in n for n in report.notes)
+    assert rows["claude-sonnet-4-5"]["cost_usd"] == Decimal("0.0045")
+    config = parse_config({"pricing": {"overrides": {"acme-coder-9000": {"input_mtok": 2, "output_mtok": 8}}}})
+    priced = {r["model"]: r for r in usage_report(store, by="model", config=config).rows}
+    assert priced["acme-coder-9000"]["cost_usd"] == Decimal("0.01")
+    assert priced["acme-coder-9000"]["unpriced_calls"] == 0
+
+
+def test_long_context_request_is_billed_whole_at_the_tier(store):
+    _insert(store, "llm_calls", [_call("claude-sonnet-4-5", input_tokens=10, cache_read_tokens=250_000, output_tokens=1000)])
+    (row,) = usage_report(store, by="model").rows
+    assert row["cost_usd"] == Decimal("0.17256")

@@ -1,0 +1,194 @@
+"""Incremental ingest: idempotence, appends, rewrites, partial lines, bad files, workers, crashes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, snapshot
+from tests.ingest.helpers import claude_assistant, claude_user_result
+from tokaudit.ingest.runner import ingest_paths
+from tokaudit.store import open_store
+from tokaudit.store.queries import table_counts
+
+
+def jsonl(*objs) -> bytes:
+    import json
+
+    return b"".join(json.dumps(o, separators=(",", ":")).encode() + b"\n" for o in objs)
+
+
+def totals(store) -> tuple:
+    return store.duck.execute(
+        "SELECT count(*), sum(input_tokens), sum(cache_read_tokens), sum(cache_write_5m_tokens + cache_write_1h_tokens), sum(output_tokens) "
+        "FROM llm_calls_dedup"
+    ).fetchall()[0]
+
+
+@pytest.fixture
+def logs(tmp_path) -> Path:
+    root = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "claude-code", root / "claude-code")
+    shutil.copytree(FIXTURES / "codex", root / "codex")
+    return root
+
+
+def test_ingesting_twice_changes_nothing(store, logs):
+    first = ingest_paths(store, [logs])
+    before = snapshot(store)
+    second = ingest_paths(store, [logs])
+    assert first.files_new == 8 and first.llm_calls > 0
+    assert second.files_unchanged == 8 and second.lines_read == 0
+    assert snapshot(store) == before
+
+
+def test_appending_lines_adds_exactly_those(tmp_path, logs, db_path):
+    session = next((logs / "claude-code").rglob("*.jsonl"))
+    full = session.read_bytes()
+    lines = full.splitlines(keepends=True)
+    cut = len(lines) // 2
+    session.write_bytes(b"".join(lines[:cut]))
+    with open_store(db_path) as store:
+        ingest_paths(store, [logs])
+        session.write_bytes(full)  # the rest of the session arrives
+        summary = ingest_paths(store, [logs])
+        assert summary.files_grown == 1 and summary.files_unchanged == 7
+        assert summary.lines_read == len(lines) - cut
+        incremental = snapshot(store)
+    with open_store(str(tmp_path / "clean.duckdb")) as clean:
+        ingest_paths(clean, [logs])
+        expected = snapshot(clean)
+    # Row content equals a single clean ingest (source rows differ only in when/how they were read).
+    for table in ("sessions", "llm_calls", "tool_calls", "session_events", "ingest_problems"):
+        assert incremental[table] == expected[table], table
+
+
+def test_a_request_split_across_two_runs_is_merged_keep_max(store, tmp_path):
+    path = tmp_path / "projects" / "p" / "s1.jsonl"
+    path.parent.mkdir(parents=True)
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    path.write_bytes(jsonl(claude_assistant(out=3, blocks=[{"type": "text", "text": "x"}])))
+    ingest_paths(store, [path])
+    with open(path, "ab") as f:
+        f.write(jsonl(claude_assistant(out=250, stop="tool_use", blocks=[use]), claude_user_result("toolu_1", "a.txt")))
+    ingest_paths(store, [path])
+    assert store.duck.execute("SELECT count(*), sum(output_tokens) FROM llm_calls").fetchall() == [(1, 250)]
+    row = store.duck.execute("SELECT tool_name, result_bytes, duration_ms FROM tool_calls").fetchall()
+    assert row == [("Bash", 5, 2500)]
+
+
+def test_rewritten_or_shrunk_file_is_replaced(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(claude_assistant("m1", "r1"), claude_assistant("m2", "r2")))
+    ingest_paths(store, [path])
+    path.write_bytes(jsonl(claude_assistant("m9", "r9", out=77)))  # shorter, different head
+    summary = ingest_paths(store, [path])
+    assert summary.files_replaced == 1
+    assert store.duck.execute("SELECT call_key, output_tokens FROM llm_calls").fetchall() == [("claude:m9:r9", 77)]
+    assert store.duck.execute("SELECT lines_read FROM sources").fetchall() == [(1,)]
+
+
+def test_partial_last_line_waits_for_its_newline(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    whole = jsonl(claude_assistant("m1", "r1"), claude_assistant("m2", "r2"))
+    path.write_bytes(whole[:-40])  # the second line is still being written
+    first = ingest_paths(store, [path])
+    assert (first.lines_read, first.lines_problem, first.lines_pending) == (1, 0, 1)
+    path.write_bytes(whole)
+    second = ingest_paths(store, [path])
+    assert (second.files_grown, second.lines_read, second.lines_problem) == (1, 1, 0)
+    assert store.duck.execute("SELECT count(*) FROM llm_calls").fetchall() == [(2,)]
+
+
+def test_over_long_lines_are_problems_and_reading_goes_on(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    huge = claude_assistant("big", "r", blocks=[{"type": "text", "text": "x" * 50_000}])
+    path.write_bytes(jsonl(claude_assistant("m1", "r1"), huge, claude_assistant("m2", "r2")))
+    summary = ingest_paths(store, [path], max_line_bytes=10_000)
+    assert [(p.line_no, p.kind) for _, p in summary.problems] == [(2, "line-too-long")]
+    assert summary.lines_read == 3 and summary.llm_calls == 2
+
+
+def test_unreadable_and_unknown_files_are_recorded_and_the_run_goes_on(store, tmp_path):
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(jsonl(claude_assistant()))
+    unknown = tmp_path / "other.jsonl"
+    unknown.write_bytes(b'{"hello":"world"}\n')
+    locked = tmp_path / "locked.jsonl"
+    locked.write_bytes(jsonl(claude_assistant("m2", "r2")))
+    locked.chmod(0)
+    try:
+        summary = ingest_paths(store, [tmp_path])
+    finally:
+        locked.chmod(0o644)
+    kinds = {Path(path).name: p.kind for path, p in summary.problems}
+    assert kinds["other.jsonl"] == "unknown-format"
+    if os.geteuid() != 0:  # root can read anything
+        assert kinds["locked.jsonl"] == "unreadable-file"
+    assert summary.llm_calls >= 1
+    assert store.duck.execute("SELECT count(*) FROM ingest_problems WHERE line_no = 0").fetchall()[0][0] >= 1
+
+
+def test_every_line_is_accounted_for_in_sources(store, logs):
+    ingest_paths(store, [logs, FIXTURES / "bad"])
+    rows = store.duck.execute("SELECT path, lines_read, lines_ok, lines_skipped, lines_problem FROM sources").fetchall()
+    for path, read, ok, skipped, problem in rows:
+        assert read == ok + skipped + problem, path
+        complete_lines = Path(path).read_bytes().count(b"\n")
+        assert read == complete_lines, path  # every complete line counted once
+
+
+def test_workers_give_the_same_rows(tmp_path, logs, monkeypatch):
+    import tokaudit.ingest.runner as runner
+
+    monkeypatch.setattr(runner, "WORKER_CHUNK_FILES", 2)
+    with open_store(str(tmp_path / "one.duckdb")) as one:
+        ingest_paths(one, [logs])
+        expected = snapshot(one)
+    with open_store(str(tmp_path / "two.duckdb")) as two:
+        ingest_paths(two, [logs], workers=2)
+        got = snapshot(two)
+    for table in ("sessions", "llm_calls", "tool_calls", "session_events", "ingest_problems"):
+        assert got[table] == expected[table], table
+
+
+def _many_files(root: Path, n_files: int) -> None:
+    for i in range(n_files):
+        path = root / "projects" / f"p{i % 7}" / f"s{i}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        objs = []
+        for j in range(40):
+            objs.append(claude_assistant(f"m{i}_{j}", f"r{i}_{j}", out=j + i, session=f"s{i}", blocks=[{"type": "text", "text": "y" * 2000}]))
+        path.write_bytes(jsonl(*objs))
+
+
+def test_kill_9_mid_ingest_then_rerun_equals_one_clean_run(tmp_path):
+    logs = tmp_path / "many"
+    _many_files(logs, 600)
+    clean_db, crash_db = str(tmp_path / "clean.duckdb"), str(tmp_path / "crash.duckdb")
+    with open_store(clean_db) as clean:
+        ingest_paths(clean, [logs])
+        expected = totals(clean)
+    cmd = [sys.executable, "-m", "tokaudit.cli", "ingest", "--quiet", "--db", crash_db, str(logs)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    killed_mid_run = False
+    for delay in (0.6, 1.2, 2.0):
+        proc = subprocess.Popen(cmd, env=env)
+        time.sleep(delay)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            killed_mid_run = True
+        proc.wait()
+    assert killed_mid_run, "ingest finished before it could be killed; make the corpus larger"
+    with open_store(crash_db) as crashed:
+        ingest_paths(crashed, [logs])
+        assert totals(crashed) == expected
+        counts = table_counts(crashed)
+    assert counts["sources"] == 600

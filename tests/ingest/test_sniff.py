@@ -1,0 +1,43 @@
+"""Every fixture and shared sample is recognised as its own format and nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, SAMPLES
+from tokaudit.ingest import INGESTERS, SNIFF_BYTES, sniff_format
+
+FIXTURE_FILES = sorted(
+    (p, fmt) for fmt in INGESTERS for p in (FIXTURES / fmt).rglob("*.jsonl")
+)
+
+
+@pytest.mark.parametrize(("path", "fmt"), FIXTURE_FILES, ids=lambda v: v.name if isinstance(v, Path) else v)
+def test_fixture_is_sniffed_as_its_format(path, fmt):
+    assert sniff_format(path.read_bytes()[:SNIFF_BYTES]) == fmt
+
+
+def test_every_format_has_fixtures():
+    assert {fmt for _, fmt in FIXTURE_FILES} == set(INGESTERS)
+
+
+@pytest.mark.parametrize("fmt", ["claude-code", "codex"])
+def test_shared_samples_are_sniffed_as_their_format(samples, fmt):
+    files = sorted((samples / fmt).glob("*.jsonl"))
+    assert files
+    for path in files:
+        assert sniff_format(path.read_bytes()[:SNIFF_BYTES]) == fmt, path.name
+
+
+def test_other_shared_samples_are_not_claimed(samples):
+    # Formats tokaudit does not read yet must not be mistaken for one it does.
+    for folder in ("openhands", "swe-agent", "openai-api"):
+        for path in (samples / folder).iterdir():
+            assert sniff_format(path.read_bytes()[:SNIFF_BYTES]) is None, path.name
+
+
+@pytest.mark.parametrize("head", [b"", b"not json\n", b'{"a":1}\n', b"[1,2]\n", b'"x"\n', b"\xff\xfe\n"])
+def test_unrecognisable_heads(head):
+    assert sniff_format(head) is None

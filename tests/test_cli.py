@@ -1,0 +1,106 @@
+"""The command line: help everywhere, output formats, exit codes, README coverage."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import FIXTURES, ROOT
+from tokaudit.cli import cli
+
+
+def run(*args, expect=0):
+    result = CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == expect, result.output
+    return result.output
+
+
+def all_commands(group=cli, prefix=()):
+    for name, cmd in group.commands.items():
+        yield (*prefix, name), cmd
+        if isinstance(cmd, click.Group):
+            yield from all_commands(cmd, (*prefix, name))
+
+
+@pytest.mark.parametrize("path", [p for p, _ in all_commands()], ids=" ".join)
+def test_every_command_has_help_and_is_in_the_readme(path):
+    out = run(*path, "--help")
+    assert "Usage:" in out
+    readme = (ROOT / "README.md").read_text()
+    assert f"tokaudit {' '.join(path)}" in readme
+
+
+def test_ingest_then_usage_json_and_csv(db_path):
+    summary = json.loads(run("ingest", "--db", db_path, "--json", FIXTURES / "claude-code", FIXTURES / "codex"))
+    assert summary["files"]["new"] == 8 and summary["lines"]["problem"] == 0
+    data = json.loads(run("usage", "--db", db_path, "--json"))
+    assert [r["day"] for r in data["rows"]] == ["2026-03-10", "2026-03-11", "2026-03-12"]
+    assert data["totals"]["calls"] == sum(r["calls"] for r in data["rows"])
+    rows = list(csv.DictReader(io.StringIO(run("usage", "--db", db_path, "--csv", "--by", "model"))))
+    assert {r["model"] for r in rows} >= {"gpt-5.3-codex", "claude-opus-4-5-20251101"}
+    table = run("usage", "--db", db_path, "--by", "mcp-server")
+    assert "github" in table and "estimate" in table
+
+
+def test_tz_moves_requests_between_days(db_path):
+    run("ingest", "--db", db_path, "--quiet", FIXTURES / "claude-code")
+    utc = {r["day"]: r["calls"] for r in json.loads(run("usage", "--db", db_path, "--json"))["rows"]}
+    tokyo = {r["day"]: r["calls"] for r in json.loads(run("usage", "--db", db_path, "--json", "--tz", "Asia/Tokyo"))["rows"]}
+    assert utc != tokyo  # session B crosses UTC midnight; in Tokyo the split falls elsewhere
+    assert sum(utc.values()) == sum(tokyo.values())
+    window = json.loads(run("usage", "--db", db_path, "--json", "--since", "2026-03-11", "--until", "20260311"))
+    assert [r["day"] for r in window["rows"]] == ["2026-03-11"]
+
+
+def test_exit_codes(db_path, tmp_path):
+    run("ingest", "--db", db_path, "--quiet", FIXTURES / "bad")  # problems alone do not fail
+    run("ingest", "--db", str(tmp_path / "strict.duckdb"), "--quiet", "--strict", FIXTURES / "bad", expect=1)
+    out = run("ingest", "--db", db_path, tmp_path / "nope", expect=3)
+    assert "no such file or folder" in out
+    out = run("ingest", "--db", db_path, expect=3)  # no default log folders in the test HOME
+    assert "Hint:" in out
+    assert "unknown time zone" in run("usage", "--db", db_path, "--tz", "Mars/Olympus", expect=2)
+    assert "unknown format" in run("ingest", "--db", db_path, "--format", "nope", FIXTURES / "bad", expect=2)
+    (tmp_path / "tokaudit.toml").write_text("colour = 'blue'\n")
+    assert "unknown key 'colour'" in run("usage", "--db", db_path, "--config", tmp_path / "tokaudit.toml", expect=2)
+
+
+def test_default_locations_from_env(tmp_path, monkeypatch, db_path):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(FIXTURES / "claude-code"))
+    monkeypatch.setenv("CODEX_HOME", str(FIXTURES / "codex"))
+    summary = json.loads(run("ingest", "--db", db_path, "--json"))
+    assert summary["files"]["new"] == 8
+
+
+def test_hostile_names_are_printed_as_text_not_markup(db_path, tmp_path):
+    from tests.ingest.helpers import claude_assistant
+
+    path = tmp_path / "projects" / "[bold red]x" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    use = {"type": "tool_use", "id": "toolu_x", "name": "mcp__[red]evil[/red]__run", "input": {}}
+    path.write_text(json.dumps(claude_assistant(blocks=[use]), separators=(",", ":")) + "\n")
+    run("ingest", "--db", db_path, "--quiet", path)
+    assert "[red]evil[/red]" in run("usage", "--db", db_path, "--by", "mcp-server")
+    assert "[bold red]x" in run("usage", "--db", db_path, "--by", "project")
+
+
+def test_db_commands(db_path):
+    assert re.search(r"database: none\s+head: \d{4}", run("db", "current", "--db", db_path))
+    assert "-> " in run("db", "upgrade", "--db", db_path)
+    assert "up to date" in run("db", "current", "--db", db_path)
+    assert "0001" in run("db", "history")
+    assert "CREATE TABLE sources" in run("db", "upgrade", "--sql")
+
+
+def test_problems_command(db_path):
+    run("ingest", "--db", db_path, "--quiet", FIXTURES / "bad")
+    rows = json.loads(run("problems", "--db", db_path, "--json"))
+    assert {r["kind"] for r in rows} == {"invalid-json", "invalid-utf8", "wrong-type"}
+    assert all(r["line_no"] > 0 and r["path"].endswith(".jsonl") for r in rows)
+    assert len(json.loads(run("problems", "--db", db_path, "--json", "--kind", "invalid-utf8"))) == 2

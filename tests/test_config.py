@@ -1,0 +1,50 @@
+"""Config files: lookup order, validation messages that name the key and value."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from tokaudit.config import load_config, parse_config, resolve_db
+from tokaudit.errors import ConfigError
+
+
+def test_tokaudit_toml_then_pyproject(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.tokaudit]\ndb = "from-pyproject.duckdb"\n')
+    assert load_config().db == "from-pyproject.duckdb"
+    (tmp_path / "tokaudit.toml").write_text('db = "from-toml.duckdb"\n[pricing.overrides."m"]\ninput_mtok = 1\noutput_mtok = 2.5\n')
+    config = load_config()
+    assert config.db == "from-toml.duckdb"
+    assert config.price_overrides["m"].output_mtok == Decimal("2.5")
+
+
+def test_db_precedence(monkeypatch):
+    config = parse_config({"db": "c.duckdb"})
+    assert resolve_db(None, config) == "c.duckdb"
+    monkeypatch.setenv("TOKAUDIT_DB", "env.duckdb")
+    assert resolve_db(None, config) == "env.duckdb"
+    assert resolve_db("opt.duckdb", config) == "opt.duckdb"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"dbb": "x"}, "unknown key 'dbb'"),
+        ({"max_line_bytes": "big"}, "'max_line_bytes' must be an integer"),
+        ({"pricing": {"overrides": {"m": {"input_mtok": 1}}}}, "needs 'output_mtok'"),
+        ({"pricing": {"overrides": {"m": {"input_mtok": -1, "output_mtok": 1}}}}, "non-negative"),
+        ({"pricing": {"overrides": {"m": {"input_mtok": 1, "output_mtok": 1, "cache_mtok": 1}}}}, "unknown key"),
+    ],
+)
+def test_bad_values_are_named(data, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_config(data, "tokaudit.toml")
+
+
+def test_invalid_toml(tmp_path):
+    bad = tmp_path / "tokaudit.toml"
+    bad.write_text("db = \n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
