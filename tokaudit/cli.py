@@ -12,12 +12,15 @@ import json
 import sys
 from collections.abc import Callable
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tokaudit import __version__
 from tokaudit.errors import TokauditError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_FAIL = 1
 
@@ -49,7 +52,7 @@ def store_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _console() -> "Console":
+def _console() -> Console:
     """stdout console; when piped, wide enough that tables are not folded into narrow columns."""
     from rich.console import Console
 
@@ -83,7 +86,7 @@ def cli() -> None:
 @cli.command(name="ingest")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "forced_format", help="Force a log format instead of sniffing each file (claude-code, codex).")
-@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Parse in this many processes (pays off on hundreds of files).")
+@click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parsing processes (default: one per core, up to 4, when there are 100+ files to read).")
 @click.option("--max-line-bytes", type=click.IntRange(1024), default=None, help="Lines longer than this are recorded as problems (default 10 MiB).")
 @click.option("--strict", is_flag=True, help="Exit 1 if any line or file could not be used.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -165,7 +168,6 @@ def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s
       tokaudit usage --by day --since 2026-03-01 --tz Europe/Berlin
       tokaudit usage --by mcp-server --json
     """
-    from rich.console import Console
 
     from tokaudit.analyze.usage import usage_report
     from tokaudit.report.terminal import render_usage, usage_csv
@@ -191,7 +193,6 @@ def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s
 @handle_errors
 def problems_command(kind, limit, as_json, db, config_path, wait_s):
     """List input lines and files that could not be used, with file, line, reason and a redacted excerpt."""
-    from rich.console import Console
 
     from tokaudit.report.terminal import render_problems
     from tokaudit.store.queries import list_problems
@@ -223,8 +224,8 @@ def db_upgrade(offline, db, config_path, wait_s):
 
         command.upgrade(alembic_config(), "head", sql=True)
         return
-    from tokaudit.store.engine import open_store
     from tokaudit.config import load_config, resolve_db
+    from tokaudit.store.engine import open_store
     from tokaudit.store.migrate import head_revision
 
     config = load_config(config_path)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tokaudit.ingest import claude_code
 from tests.ingest.helpers import claude_assistant, claude_user_result, lines
+from tokaudit.ingest import claude_code
 
 PATH = "/logs/projects/-home-dev-app/s1.jsonl"
 
@@ -65,7 +65,7 @@ def test_tool_use_and_result_join_with_mcp_split_and_duration():
     assert tc["result_bytes"] == len("héllo".encode()) + 1
     assert tc["is_error"] is True
     assert tc["duration_ms"] == 2500 and tc["duration_method"] == "timestamps"
-    assert tc["args_skeleton"] == '{"page":"<n>","url":"x"}'
+    assert tc["args_skeleton"] == '{"url":"x","page":<n>}'
 
 
 def test_subagent_file_is_its_own_session_under_the_parent():

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tokaudit.ingest import codex
 from tests.ingest.helpers import codex_line, codex_tokens, lines
+from tokaudit.ingest import codex
 
 PATH = "/x/sessions/2026/03/10/rollout-a.jsonl"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, SAMPLES
+from tests.conftest import FIXTURES
 from tokaudit.ingest import INGESTERS, SNIFF_BYTES, sniff_format
 
 FIXTURE_FILES = sorted(

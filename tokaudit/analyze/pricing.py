@@ -98,7 +98,6 @@ def _probe(model: str, provider: str | None, when: datetime):
 def lookup(model: str, provider: str | None, day: date) -> ModelPrice | None:
     """Price ``model`` as of ``day`` from genai-prices; None when it has no price."""
     from genai_prices import Usage, calc_price
-    from genai_prices.types import TieredPrices
 
     when = datetime.combine(day, time(0), tzinfo=timezone.utc)
     for candidate, prov in _candidates(model, provider):
@@ -106,14 +105,27 @@ def lookup(model: str, provider: str | None, day: date) -> ModelPrice | None:
             calc = calc_price(Usage(input_tokens=PROBE_TOKENS), candidate, provider_id=prov, genai_request_timestamp=when)
         except (LookupError, ValueError):
             continue
-        starts = sorted(
-            {tier.start for value in vars(calc.model_price).values() if isinstance(value, TieredPrices) for tier in value.tiers}
-        )
-        total = _probe(candidate, prov, when)
-        web_kcount = getattr(calc.model_price, "web_searches_kcount", None) or Decimal(0)
-        tiers = tuple(_tier(total, above, web_kcount) for above in [-1, *starts])
+        tiers = _tiers_of(calc.model_price, candidate, prov, when)
         return ModelPrice(model, provider, calc.model.id, calc.provider.id, price_source(), tiers)
     return None
+
+
+_TIERS_BY_PRICE: dict[int, tuple[object, tuple[PriceTier, ...]]] = {}
+
+
+def _tiers_of(model_price, model: str, provider: str | None, when: datetime) -> tuple[PriceTier, ...]:
+    """Probe a price's tiers once per distinct genai-prices price object (most models have one for all dates)."""
+    from genai_prices.types import TieredPrices
+
+    cached = _TIERS_BY_PRICE.get(id(model_price))
+    if cached is not None and cached[0] is model_price:
+        return cached[1]
+    starts = sorted({tier.start for value in vars(model_price).values() if isinstance(value, TieredPrices) for tier in value.tiers})
+    total = _probe(model, provider, when)
+    web_kcount = getattr(model_price, "web_searches_kcount", None) or Decimal(0)
+    tiers = tuple(_tier(total, above, web_kcount) for above in [-1, *starts])
+    _TIERS_BY_PRICE[id(model_price)] = (model_price, tiers)
+    return tiers
 
 
 def _clean(rate: Decimal) -> Decimal:

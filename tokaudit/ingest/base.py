@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple, Protocol
 
+import msgspec
+
 from tokaudit.redact import excerpt
 
 
@@ -73,10 +75,34 @@ class ParseResult:
         """Record ``line`` as unusable, with a short redacted excerpt."""
         self.problems.append(Problem(line.line_no, line.byte_offset, kind, message, excerpt(line.data)))
 
+    def decode_problem(self, line: Line, exc: UnicodeDecodeError | msgspec.DecodeError) -> None:
+        """Record why a line could not be decoded: bad bytes, bad JSON, or a field of the wrong type."""
+        if isinstance(exc, UnicodeDecodeError):
+            self.problem(line, "invalid-utf8", f"not UTF-8 at byte {exc.start}")
+        elif isinstance(exc, msgspec.ValidationError):
+            self.problem(line, "wrong-type", f"unexpected field type: {exc}")
+        else:
+            self.problem(line, "invalid-json", f"not valid JSON: {exc}")
+
     def add_session(self, row: dict[str, Any]) -> None:
         """Add or merge a session row (earliest start, latest end, first non-null of the rest)."""
         old = self.sessions.get(row["session_id"])
         self.sessions[row["session_id"]] = row if old is None else merge_session(old, row)
+
+    def seen_session(self, session_id: str, ts: datetime | None) -> dict[str, Any] | None:
+        """Widen a known session's time span to ``ts`` and return its row (None if not yet known).
+
+        The hot path: most lines belong to a session already seen, and building
+        a full row per line to merge it would dominate parse time.
+        """
+        row = self.sessions.get(session_id)
+        if row is not None and ts is not None:
+            started, ended = row["started_at_utc"], row["ended_at_utc"]
+            if started is None or ts < started:
+                row["started_at_utc"] = ts
+            if ended is None or ts > ended:
+                row["ended_at_utc"] = ts
+        return row
 
     def add_llm_call(self, row: dict[str, Any]) -> None:
         """Add or merge a model-request row, keeping the line with the most tokens."""
@@ -127,7 +153,10 @@ def merge_llm_call(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 def merge_tool_call(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """Fill each column from whichever half has it; derive duration from timestamps when both exist."""
-    merged = {k: (old.get(k) if old.get(k) is not None else new.get(k)) for k in old.keys() | new.keys()}
+    merged = dict(old)
+    for key, value in new.items():
+        if value is not None and merged.get(key) is None:
+            merged[key] = value
     if merged.get("duration_ms") is None and merged.get("ts_utc") and merged.get("result_ts_utc"):
         delta = merged["result_ts_utc"] - merged["ts_utc"]
         merged["duration_ms"] = max(0, round(delta.total_seconds() * 1000))
@@ -155,6 +184,8 @@ def utc_naive(ts: datetime | None) -> datetime | None:
     """Store timestamps as naive UTC (the ``*_utc`` columns)."""
     if ts is None:
         return None
+    if ts.tzinfo is timezone.utc:
+        return ts.replace(tzinfo=None)
     if ts.tzinfo is not None:
         ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
     return ts

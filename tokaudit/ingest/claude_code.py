@@ -43,13 +43,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Annotated, Any
 
 import msgspec
 from msgspec import Meta, Raw, Struct
 
-from tokaudit.ingest.base import Line, ParseResult, check_utf8, sha256_hex, split_mcp_name, utc_naive
+from tokaudit.ingest.base import Line, ParseResult, check_utf8, sha256_hex, split_mcp_name, total_tokens, utc_naive
 from tokaudit.ingest.skeleton import args_skeleton
 
 FORMAT = "claude-code"
@@ -92,7 +93,7 @@ class Block(Struct):
     tool_use_id: str | None = None
     content: Raw = Raw(b"")
     is_error: bool | None = None
-    text: str | None = None
+    text: Raw = Raw(b"")  # decoded only for <synthetic> notices: most text is never needed
 
 
 class Message(Struct):
@@ -150,6 +151,7 @@ def sniff(head: list[Any]) -> bool:
     return False
 
 
+@lru_cache(maxsize=256)
 def _version_tuple(version: str | None) -> tuple[int, ...] | None:
     if not version:
         return None
@@ -183,7 +185,11 @@ def _result_size(content: Raw) -> tuple[int, str, bytes]:
     """(bytes the model sees, content types, bytes hashed) of a tool_result's content."""
     if not content:
         return 0, "", b""
-    value = _any_decoder.decode(content)
+    raw = bytes(content)
+    if raw[:1] == b'"' and b"\\" not in raw:
+        # A JSON string without escapes: its bytes are the text (most results); no decode needed.
+        return len(raw) - 2, "text", raw[1:-1]
+    value = _any_decoder.decode(raw)
     if isinstance(value, str):
         data = value.encode("utf-8")
         return len(data), "text", data
@@ -203,8 +209,7 @@ def _result_size(content: Raw) -> tuple[int, str, bytes]:
             size += len(data)
             chunks.append(data)
         return size, ",".join(sorted(types)), b"\n".join(chunks)
-    data = bytes(content)
-    return len(data), "json", data
+    return len(raw), "json", raw
 
 
 def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = None) -> ParseResult:
@@ -223,14 +228,8 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
         try:
             check_utf8(data)
             obj = _decoder.decode(data)
-        except msgspec.ValidationError as exc:
-            result.problem(line, "wrong-type", f"unexpected field type: {exc}")
-            continue
-        except UnicodeDecodeError as exc:
-            result.problem(line, "invalid-utf8", f"not UTF-8 at byte {exc.start}")
-            continue
-        except msgspec.DecodeError as exc:
-            result.problem(line, "invalid-json", f"not valid JSON: {exc}")
+        except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+            result.decode_problem(line, exc)
             continue
         if obj.type not in USED_TYPES:
             result.skipped[f"type:{obj.type}"] += 1
@@ -250,20 +249,30 @@ def _use_line(result: ParseResult, line: Line, obj: ClaudeLine, project: str, su
         session_id = f"{parent_id}:agent-{agent_id}"
     else:
         agent_id, session_id = obj.agentId, parent_id
-    result.add_session(
-        {
-            "session_id": session_id,
-            "agent": AGENT,
-            "project": project,
-            "cwd": obj.cwd,
-            "git_branch": obj.gitBranch or None,
-            "parent_session_id": parent_id if subagent is not None else None,
-            "agent_id": agent_id,
-            "agent_version": obj.version,
-            "started_at_utc": ts,
-            "ended_at_utc": ts,
-        }
-    )
+    session = result.seen_session(session_id, ts)
+    if session is None:
+        result.add_session(
+            {
+                "session_id": session_id,
+                "agent": AGENT,
+                "project": project,
+                "cwd": obj.cwd,
+                "git_branch": obj.gitBranch or None,
+                "parent_session_id": parent_id if subagent is not None else None,
+                "agent_id": agent_id,
+                "agent_version": obj.version,
+                "started_at_utc": ts,
+                "ended_at_utc": ts,
+            }
+        )
+    else:
+        # Later lines describe the session's latest state (branch switched, agent upgraded).
+        if obj.gitBranch:
+            session["git_branch"] = obj.gitBranch
+        if obj.version:
+            session["agent_version"] = obj.version
+        if session["cwd"] is None:
+            session["cwd"] = obj.cwd
     message = obj.message
     if obj.type == "system" and obj.subtype == "compact_boundary":
         result.add_event({"line_no": line.line_no, "session_id": session_id, "ts_utc": ts, "kind": "compaction", "detail": None})
@@ -301,7 +310,8 @@ def _synthetic_event(result: ParseResult, line: Line, obj: ClaudeLine, session_i
     message = obj.message
     text = ""
     if message is not None and isinstance(message.content, list):
-        text = " ".join(b.text or "" for b in message.content if b.type == "text")
+        texts = (_any_decoder.decode(b.text) for b in message.content if b.type == "text" and b.text)
+        text = " ".join(t for t in texts if isinstance(t, str))
     elif message is not None and isinstance(message.content, str):
         text = message.content
     kind = "usage_limit" if "usage limit reached" in text.lower() else "api_error" if obj.isApiErrorMessage else "synthetic_message"
@@ -324,6 +334,12 @@ def _add_call(result: ParseResult, line: Line, obj: ClaudeLine, session_id: str,
         write_5m, write_1h, ttl_known = split.ephemeral_5m_input_tokens or 0, split.ephemeral_1h_input_tokens or 0, True
     else:
         write_5m, write_1h, ttl_known = cache_write, 0, cache_write == 0
+    known = result.llm_calls.get(call_key)
+    if known is not None:
+        line_total = (usage.input_tokens or 0) + (usage.cache_read_input_tokens or 0) + write_5m + write_1h + (usage.output_tokens or 0)
+        known_total = total_tokens(known)
+        if line_total < known_total or (line_total == known_total and (usage.speed is None or known["speed"] is not None)):
+            return call_key  # another content-block line of a request already held with as many tokens
     version = _version_tuple(obj.version)
     lower_bound = message.stop_reason is None and (version is None or version < PLACEHOLDER_FIXED_IN)
     server_tools = usage.server_tool_use

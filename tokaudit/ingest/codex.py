@@ -43,7 +43,14 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Raw, Struct
 
-from tokaudit.ingest.base import Line, ParseResult, check_utf8, sha256_hex, split_mcp_name, utc_naive
+from tokaudit.ingest.base import (
+    Line,
+    ParseResult,
+    check_utf8,
+    sha256_hex,
+    split_mcp_name,
+    utc_naive,
+)
 from tokaudit.ingest.skeleton import args_skeleton
 
 FORMAT = "codex"
@@ -178,14 +185,8 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
             check_utf8(line.data)
             env = _envelope.decode(line.data)
             outcome = _use_line(result, line, env, path)
-        except msgspec.ValidationError as exc:
-            result.problem(line, "wrong-type", f"unexpected field type: {exc}")
-            continue
-        except UnicodeDecodeError as exc:
-            result.problem(line, "invalid-utf8", f"not UTF-8 at byte {exc.start}")
-            continue
-        except msgspec.DecodeError as exc:
-            result.problem(line, "invalid-json", f"not valid JSON: {exc}")
+        except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+            result.decode_problem(line, exc)
             continue
         if outcome is None:
             result.lines_ok += 1
@@ -214,7 +215,7 @@ def _use_line(result: ParseResult, line: Line, env: Envelope, path: str) -> str 
                 st["totals"] = [getattr(event.info.total_token_usage, f) for f in _TOTAL_FIELDS]
         return "fork-replay"
     session_id = _session_id(st, path)
-    if ts is not None:
+    if ts is not None and result.seen_session(session_id, ts) is None:
         result.add_session({"session_id": session_id, "agent": AGENT, "started_at_utc": ts, "ended_at_utc": ts})
     if env.type == "turn_context":
         ctx = _turn_context.decode(env.payload)

@@ -23,7 +23,6 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -74,6 +73,10 @@ class FileOutcome:
     pending_bytes: int = 0
     result: ParseResult = field(default_factory=ParseResult)
     failed: bool = False
+    # Row counts, kept when the rows themselves move into Arrow tables (store.load.build_batch).
+    n_sessions: int = 0
+    n_llm_calls: int = 0
+    n_tool_calls: int = 0
 
 
 @dataclass
@@ -206,8 +209,11 @@ def _failed(work: FileWork, kind: str, message: str) -> FileOutcome:
     return outcome
 
 
-def _parse_many(works: Sequence[FileWork], forced_format: str | None, max_line_bytes: int) -> list[FileOutcome]:
-    return [parse_file(w, forced_format, max_line_bytes) for w in works]
+def _parse_chunk(works: Sequence[FileWork], forced_format: str | None, max_line_bytes: int):
+    """Worker-process entry: parse a chunk of files and hand back one Arrow batch (cheap to pickle)."""
+    from tokaudit.store.load import build_batch
+
+    return build_batch([parse_file(w, forced_format, max_line_bytes) for w in works])
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -261,14 +267,16 @@ def ingest_paths(
     paths: Sequence[str | os.PathLike[str]] | None = None,
     *,
     forced_format: str | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> IngestSummary:
     """Ingest log files and folders (default: the agents' own log folders) into ``store``.
 
-    Returns a summary of what was read. Raises :class:`NoInputError` when there
-    is nothing to read at all.
+    ``workers`` is the number of parsing processes; None picks one per CPU
+    core (at most 4) when there are enough files to pay for starting them.
+    Returns a summary of what was read. Raises :class:`NoInputError` when
+    there is nothing to read at all.
     """
     if forced_format is not None:
         get_format(forced_format)
@@ -287,60 +295,55 @@ def ingest_paths(
     done = summary.files_unchanged
     if on_progress:
         on_progress(done, len(files))
-    writer = _GroupWriter(store, summary)
-    for outcome in _outcomes(works, forced_format, max_line_bytes, workers):
-        writer.add(outcome)
-        done += 1
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4) if len(works) >= 2 * WORKER_CHUNK_FILES else 1
+    for batch in _batches(works, forced_format, max_line_bytes, workers):
+        from tokaudit.store.load import write_batch
+
+        write_batch(store, batch)
+        _count(summary, batch.outcomes)
+        done += len(batch.outcomes)
         if on_progress:
             on_progress(done, len(files))
-    writer.flush()
     return summary
 
 
-def _outcomes(works: list[FileWork], forced_format: str | None, max_line_bytes: int, workers: int) -> Iterator[FileOutcome]:
+def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: int, workers: int) -> Iterator[Any]:
+    """Parsed files in batches of whole files; with workers, parsed in parallel, in order, a few chunks ahead."""
+    from tokaudit.store.load import build_batch
+
     if workers <= 1 or len(works) < 2 * WORKER_CHUNK_FILES:
+        pending: list[FileOutcome] = []
+        rows = 0
         for work in works:
-            yield parse_file(work, forced_format, max_line_bytes)
+            outcome = parse_file(work, forced_format, max_line_bytes)
+            pending.append(outcome)
+            r = outcome.result
+            rows += len(r.llm_calls) + len(r.tool_calls) + len(r.problems)
+            if len(pending) >= GROUP_FILES or rows >= GROUP_ROWS:
+                yield build_batch(pending)
+                pending, rows = [], 0
+        if pending:
+            yield build_batch(pending)
         return
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+
     chunks = [works[i : i + WORKER_CHUNK_FILES] for i in range(0, len(works), WORKER_CHUNK_FILES)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_parse_many, chunk, forced_format, max_line_bytes) for chunk in chunks]
-        for future in futures:
-            yield from future.result()
+        # Keep only a few chunks in flight so parsed-but-unwritten rows stay bounded in memory.
+        in_flight: deque = deque()
+        for chunk in chunks:
+            in_flight.append(pool.submit(_parse_chunk, chunk, forced_format, max_line_bytes))
+            if len(in_flight) >= 2 * workers:
+                yield in_flight.popleft().result()
+        while in_flight:
+            yield in_flight.popleft().result()
 
 
-# --- writing -----------------------------------------------------------------------------------
-
-
-class _GroupWriter:
-    """Collects parsed files and writes them in transactions of whole files."""
-
-    def __init__(self, store: Store, summary: IngestSummary) -> None:
-        self.store = store
-        self.summary = summary
-        self.pending: list[FileOutcome] = []
-        self.pending_rows = 0
-
-    def add(self, outcome: FileOutcome) -> None:
-        self.pending.append(outcome)
-        r = outcome.result
-        self.pending_rows += len(r.llm_calls) + len(r.tool_calls) + len(r.problems)
-        if len(self.pending) >= GROUP_FILES or self.pending_rows >= GROUP_ROWS:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        from tokaudit.store import load  # pyarrow is only needed when something is written
-
-        load.write_outcomes(self.store, self.pending)
-        for outcome in self.pending:
-            self._count(outcome)
-        self.pending = []
-        self.pending_rows = 0
-
-    def _count(self, o: FileOutcome) -> None:
-        s, r = self.summary, o.result
+def _count(summary: IngestSummary, outcomes: list[FileOutcome]) -> None:
+    for o in outcomes:
+        s, r = summary, o.result
         if o.failed:
             s.files_failed += 1
         else:
@@ -351,9 +354,9 @@ class _GroupWriter:
         s.lines_problem += r.lines_problem
         s.lines_pending += 1 if o.pending_bytes else 0
         s.skipped_by_rule.update(r.skipped)
-        s.sessions += len(r.sessions)
-        s.llm_calls += len(r.llm_calls)
-        s.tool_calls += len(r.tool_calls)
+        s.sessions += o.n_sessions
+        s.llm_calls += o.n_llm_calls
+        s.tool_calls += o.n_tool_calls
         room = MAX_SUMMARY_PROBLEMS - len(s.problems)
         s.problems.extend((o.work.path, p) for p in r.problems[: max(0, room)])
 

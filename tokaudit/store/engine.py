@@ -14,30 +14,46 @@ Arrow tables is two orders of magnitude faster than Core ``executemany``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.pool import NullPool
 
 from tokaudit.errors import DatabaseLockedError, DatabaseVersionError, TokauditError
 from tokaudit.store import migrate
 
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Engine
 
-@dataclass
+
 class Store:
-    """An open tokaudit database: one connection, held (with its lock) until :meth:`close`."""
+    """An open tokaudit database: one DuckDB connection, held (with its lock) until :meth:`close`.
 
-    url: str
-    engine: Engine
-    conn: Connection
+    ``duck`` is the raw DuckDB connection used for bulk loads and analytical
+    queries. ``engine`` / ``conn`` are a SQLAlchemy engine and connection over
+    the *same* DuckDB connection (same transaction), created on first use:
+    importing SQLAlchemy costs ~0.25 s, which a no-op incremental ingest cannot
+    afford, so commands that only read and load never pay it.
+    """
 
-    @property
-    def duck(self) -> duckdb.DuckDBPyConnection:
-        """The raw DuckDB connection under ``conn`` (same transaction)."""
-        return self.conn.connection.driver_connection._ConnectionWrapper__c  # type: ignore[union-attr]
+    def __init__(self, url: str, duck: duckdb.DuckDBPyConnection) -> None:
+        self.url = url
+        self.duck = duck
+
+    @cached_property
+    def engine(self) -> Engine:
+        """SQLAlchemy engine (duckdb-engine dialect) whose only connection is ``duck``."""
+        import sqlalchemy as sa
+        from duckdb_engine import ConnectionWrapper
+        from sqlalchemy.pool import StaticPool
+
+        return sa.create_engine("duckdb://", creator=lambda: ConnectionWrapper(self.duck), poolclass=StaticPool)
+
+    @cached_property
+    def conn(self) -> Connection:
+        """A SQLAlchemy connection on ``engine``."""
+        return self.engine.connect()
 
     def revision(self) -> str | None:
         """The schema revision recorded in the database, or None for a blank one."""
@@ -45,8 +61,11 @@ class Store:
 
     def close(self) -> None:
         """Release the connection and the file lock."""
-        self.conn.close()
-        self.engine.dispose()
+        if "conn" in self.__dict__:
+            self.conn.close()
+        if "engine" in self.__dict__:
+            self.engine.dispose()
+        self.duck.close()
 
     def __enter__(self) -> Store:
         return self
@@ -77,25 +96,23 @@ def current_revision(duck: duckdb.DuckDBPyConnection) -> str | None:
     return rows[0][0] if rows else None
 
 
-def _connect(url: str, read_only: bool, wait_s: float) -> tuple[Engine, Connection]:
-    connect_args = {"read_only": True} if read_only else {}
-    engine = sa.create_engine(url, poolclass=NullPool, connect_args=connect_args)
+def _connect(url: str, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
+    path = url.removeprefix("duckdb:///")
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            return engine, engine.connect()
-        except sa.exc.OperationalError as exc:
-            message = str(exc.orig) if exc.orig is not None else str(exc)
-            if "lock" not in message.lower():
-                engine.dispose()
-                raise TokauditError(f"cannot open database {url}: {message}") from exc
+            return duckdb.connect(path, read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower():
+                raise TokauditError(f"cannot open database {path}: {exc}") from exc
             if time.monotonic() >= deadline:
-                engine.dispose()
                 raise DatabaseLockedError(
-                    f"the database {url.removeprefix('duckdb:///')} is in use by another process",
+                    f"the database {path} is in use by another process",
                     hint="wait for it to finish, pass --wait SECONDS to wait for the lock, or use another --db",
                 ) from exc
             time.sleep(0.2)
+        except duckdb.Error as exc:
+            raise TokauditError(f"cannot open database {path}: {exc}", hint="is it a DuckDB file?") from exc
 
 
 def open_store(
@@ -113,8 +130,7 @@ def open_store(
     url = db_url(db)
     if read_only and not _exists(url):
         read_only = False  # nothing to share yet: create it
-    engine, conn = _connect(url, read_only, wait_s)
-    store = Store(url=url, engine=engine, conn=conn)
+    store = Store(url, _connect(url, read_only, wait_s))
     try:
         if check:
             ensure_schema(store, upgrade=upgrade, read_only=read_only)
@@ -151,6 +167,10 @@ def ensure_schema(store: Store, *, upgrade: bool = True, read_only: bool = False
             hint="run `tokaudit db upgrade` (or drop --no-upgrade) to migrate it in place",
         )
     migrate.upgrade(store.conn)
+    # Alembic worked through SQLAlchemy; close that connection so later raw
+    # DuckDB statements do not run inside its transaction.
+    store.conn.close()
+    del store.__dict__["conn"]
 
 
 def _has_user_tables(store: Store) -> bool:

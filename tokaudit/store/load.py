@@ -10,10 +10,12 @@ Python with the same rules the parsers use, then written back.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import sqlalchemy as sa
 
 from tokaudit.ingest.base import merge_llm_call, merge_session, merge_tool_call
@@ -38,6 +40,7 @@ def arrow_schema(table: sa.Table) -> pa.Schema:
 
 
 _SCHEMAS = {t.name: arrow_schema(t) for t in (tables.sessions, tables.llm_calls, tables.tool_calls, tables.session_events, tables.ingest_problems)}
+_SOURCES_SCHEMA = arrow_schema(tables.sources)
 _KEYS = {"sessions": "session_id", "llm_calls": "call_key", "tool_calls": "tool_call_id"}
 _MERGE: dict[str, Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
     "sessions": merge_session,
@@ -46,45 +49,88 @@ _MERGE: dict[str, Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]] = 
 }
 
 
-def write_outcomes(store: Store, outcomes: Sequence[FileOutcome]) -> None:
-    """Write parsed files in one transaction: each file's rows land whole or not at all."""
+@dataclass
+class FileBatch:
+    """Parsed files with their rows as Arrow tables, ready for one transaction.
+
+    Built where the parsing happened (a worker process, when there are
+    several), so the writer only maps file indexes to source ids and loads.
+    Until then each row's ``source_id`` holds the index of its file in
+    ``outcomes``.
+    """
+
+    outcomes: list[FileOutcome]
+    tables: dict[str, pa.Table]
+
+
+def build_batch(outcomes: list[FileOutcome]) -> FileBatch:
+    """Move the outcomes' rows into Arrow tables (the outcomes keep their counts and problems)."""
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in _SCHEMAS}
+    for idx, o in enumerate(outcomes):
+        r = o.result
+        o.n_sessions, o.n_llm_calls, o.n_tool_calls = len(r.sessions), len(r.llm_calls), len(r.tool_calls)
+        for name, items in (
+            ("sessions", r.sessions.values()),
+            ("llm_calls", r.llm_calls.values()),
+            ("tool_calls", r.tool_calls.values()),
+            ("session_events", r.events.values()),
+        ):
+            for item in items:
+                item["source_id"] = idx
+                rows[name].append(item)
+        for p in r.problems:
+            rows["ingest_problems"].append(
+                {"source_id": idx, "line_no": p.line_no, "byte_offset": p.byte_offset, "kind": p.kind, "message": p.message, "excerpt": p.excerpt}
+            )
+        r.sessions, r.llm_calls, r.tool_calls, r.events = {}, {}, {}, {}
+    tables = {name: pa.Table.from_pylist(items, schema=_SCHEMAS[name]) for name, items in rows.items() if items}
+    return FileBatch(outcomes, tables)
+
+
+def write_batch(store: Store, batch: FileBatch) -> None:
+    """Write a batch of parsed files in one transaction: each file's rows land whole or not at all."""
     from tokaudit.ingest.runner import utc_now
 
     duck = store.duck
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in _SCHEMAS}
+    outcomes = batch.outcomes
+    now = utc_now()
     duck.execute("BEGIN TRANSACTION")
     try:
-        for o in outcomes:
-            work = o.work
-            source_id = work.source_id
-            if source_id is None:
-                source_id = duck.execute("SELECT nextval('source_id_seq')").fetchall()[0][0]
-            elif work.kind == "replaced":
+        n_new = sum(1 for o in outcomes if o.work.source_id is None)
+        new_ids = iter([r[0] for r in duck.execute("SELECT nextval('source_id_seq') FROM range(?)", [n_new]).fetchall()])
+        ids = [o.work.source_id if o.work.source_id is not None else next(new_ids) for o in outcomes]
+        new_sources = []
+        for o, source_id in zip(outcomes, ids):
+            if o.work.kind == "replaced" and o.work.source_id is not None:
                 for name in _SCHEMAS:
                     duck.execute(f"DELETE FROM {name} WHERE source_id = ?", [source_id])
-            r = o.result
-            file_rows = {
-                "sessions": list(r.sessions.values()),
-                "llm_calls": list(r.llm_calls.values()),
-                "tool_calls": list(r.tool_calls.values()),
-                "session_events": list(r.events.values()),
-                "ingest_problems": [
-                    {"line_no": p.line_no, "byte_offset": p.byte_offset, "kind": p.kind, "message": p.message, "excerpt": p.excerpt}
-                    for p in r.problems
-                ],
-            }
-            if work.kind == "grown":
-                # Problems and events are keyed by line, and a grown file brings only new lines.
-                for name in _KEYS:
-                    file_rows[name] = _merge_with_stored(store, name, source_id, file_rows[name])
-            for name, items in file_rows.items():
-                for item in items:
-                    item["source_id"] = source_id
-                rows[name].extend(items)
-            _write_source(store, o, source_id, utc_now())
-        for name, items in rows.items():
-            if items:
-                _insert(store, name, items)
+            source_row = _source_row(store, o, source_id, now)
+            if o.work.source_id is None:
+                new_sources.append(source_row)
+            else:
+                sets = ", ".join(f"{c} = ?" for c in source_row if c not in ("source_id", "path"))
+                params = [v for c, v in source_row.items() if c not in ("source_id", "path")]
+                duck.execute(f"UPDATE sources SET {sets} WHERE source_id = ?", [*params, source_id])
+        if new_sources:
+            _insert_table(store, "sources", pa.Table.from_pylist(new_sources, schema=_SOURCES_SCHEMA))
+        grown = [i for i, o in enumerate(outcomes) if o.work.kind == "grown"]
+        id_array = pa.array(ids, pa.int64())
+        for name, table in batch.tables.items():
+            if grown and name in _KEYS:
+                # A grown file may continue a request or tool call stored last time: merge those rows.
+                in_grown = pc.is_in(table["source_id"], pa.array(grown, pa.int64()))
+                merged: list[dict[str, Any]] = []
+                grown_rows = table.filter(in_grown).to_pylist()
+                for i in grown:
+                    file_rows = [dict(item, source_id=ids[i]) for item in grown_rows if item["source_id"] == i]
+                    merged.extend(_merge_with_stored(store, name, ids[i], file_rows))
+                if merged:
+                    _insert(store, name, merged)
+                table = table.filter(pc.invert(in_grown))
+            if table.num_rows:
+                column = table.schema.get_field_index("source_id")
+                table = table.set_column(column, "source_id", pc.take(id_array, table["source_id"]))
+                _insert_table(store, name, table)
         duck.execute("COMMIT")
     except BaseException:
         duck.execute("ROLLBACK")
@@ -112,8 +158,10 @@ def _merge_with_stored(store: Store, name: str, source_id: int, items: list[dict
 
 
 def _insert(store: Store, name: str, items: list[dict[str, Any]]) -> None:
-    schema = _SCHEMAS[name]
-    table = pa.Table.from_pylist(items, schema=schema)
+    _insert_table(store, name, pa.Table.from_pylist(items, schema=_SCHEMAS[name]))
+
+
+def _insert_table(store: Store, name: str, table: pa.Table) -> None:
     view = f"_tokaudit_load_{name}"
     store.duck.register(view, table)
     try:
@@ -122,7 +170,8 @@ def _insert(store: Store, name: str, items: list[dict[str, Any]]) -> None:
         store.duck.unregister(view)
 
 
-def _write_source(store: Store, o: FileOutcome, source_id: int, now: Any) -> None:
+def _source_row(store: Store, o: FileOutcome, source_id: int, now: Any) -> dict[str, Any]:
+    """The file's ``sources`` row after this read; a grown file's counts add to the stored ones."""
     work, r = o.work, o.result
     skipped = dict(r.skipped)
     counts = [r.lines_read, r.lines_ok, r.lines_skipped, r.lines_problem]
@@ -133,7 +182,7 @@ def _write_source(store: Store, o: FileOutcome, source_id: int, now: Any) -> Non
         counts = [a + b for a, b in zip(counts, old[:4])]
         for rule, n in json.loads(old[4]).items():
             skipped[rule] = skipped.get(rule, 0) + n
-    values = {
+    return {
         "source_id": source_id,
         "path": work.path,
         "format": o.format,
@@ -150,10 +199,3 @@ def _write_source(store: Store, o: FileOutcome, source_id: int, now: Any) -> Non
         "parser_state": json.dumps(r.state, default=str),
         "ingested_at_utc": now,
     }
-    if work.source_id is None:
-        cols = ", ".join(values)
-        store.duck.execute(f"INSERT INTO sources ({cols}) VALUES ({', '.join('?' * len(values))})", list(values.values()))
-    else:
-        sets = ", ".join(f"{c} = ?" for c in values if c not in ("source_id", "path"))
-        params = [v for c, v in values.items() if c not in ("source_id", "path")]
-        store.duck.execute(f"UPDATE sources SET {sets} WHERE source_id = ?", [*params, source_id])

@@ -1,0 +1,43 @@
+"""Argument skeletons: what varies between calls is masked, what names the call shape is kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokaudit.ingest.skeleton import MAX_SKELETON_CHARS, args_skeleton
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ('{"page":1,"q":"bugs"}', '{"page":27,"q":"bugs"}'),
+        ('{"cursor":"eyJvZmZzZXQiOjEwMH0="}', '{"cursor":"eyJvZmZzZXQiOjIwMH0="}'),
+        ('{"id":"job_8f3a91"}', '{"id":"job_1c22b0"}'),
+        ('{"note":"' + "a" * 40 + '"}', '{"note":"' + "b" * 50 + '"}'),
+        ('{"xs":[1,2,3]}', '{"xs":[4,5,6]}'),
+        ('{"x":-1.5e3}', '{"x":7}'),
+    ],
+)
+def test_calls_that_differ_only_in_values_share_a_skeleton(a, b):
+    assert args_skeleton(a) == args_skeleton(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ('{"q":"bugs"}', '{"q":"docs"}'),  # short literal strings are the call's meaning
+        ('{"page":1}', '{"offset":1}'),  # different keys
+        ('{"note":"' + "a" * 40 + '"}', '{"note":"' + "a" * 400 + '"}'),  # length buckets differ
+    ],
+)
+def test_calls_of_different_shape_do_not(a, b):
+    assert args_skeleton(a) != args_skeleton(b)
+
+
+def test_secrets_and_big_payloads_do_not_survive():
+    skeleton = args_skeleton('{"token":"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123","body":"' + "x" * 100_000 + '"}')
+    assert "abcdefghij" not in skeleton and len(skeleton) <= MAX_SKELETON_CHARS
+
+
+def test_escaped_quotes_inside_strings():
+    assert args_skeleton(r'{"cmd":"echo \"hello world, this is long enough\"","n":3}') == '{"cmd":"<s64>","n":<n>}'
