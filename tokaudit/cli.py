@@ -105,20 +105,16 @@ def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_jso
     Example:
       tokaudit ingest ~/.claude/projects --workers 2
     """
-    from rich.console import Console
-
     from tokaudit.ingest.runner import ingest_paths
-    from tokaudit.report.terminal import render_ingest_summary
 
     store, config = _open(db, config_path, wait_s)
     with store:
-        err = Console(stderr=True)
-        show_progress = err.is_terminal and not quiet and not as_json
         limit = max_line_bytes or config.max_line_bytes
-        if show_progress:
+        if sys.stderr.isatty() and not quiet and not as_json:
+            from rich.console import Console
             from rich.progress import Progress
 
-            with Progress(console=err, transient=True) as progress:
+            with Progress(console=Console(stderr=True), transient=True) as progress:
                 task = progress.add_task("ingesting", total=None)
                 summary = ingest_paths(
                     store, paths, forced_format=forced_format, workers=workers, max_line_bytes=limit,
@@ -129,7 +125,11 @@ def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_jso
     if as_json:
         click.echo(json.dumps(summary.to_dict(), indent=2))
     elif not quiet:
-        render_ingest_summary(summary, _console())
+        from tokaudit.report.terminal import ingest_summary_lines, render_ingest_problems
+
+        click.echo("\n".join(ingest_summary_lines(summary)))
+        if summary.problems:
+            render_ingest_problems(summary, _console())
     if strict and (summary.lines_problem or summary.files_failed or summary.missing_paths):
         sys.exit(EXIT_FAIL)
 
@@ -180,8 +180,12 @@ def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     elif as_csv:
+        from tokaudit.report.terminal import usage_csv
+
         click.echo(usage_csv(report), nl=False)
     else:
+        from tokaudit.report.terminal import render_usage
+
         render_usage(report, _console())
 
 

@@ -26,8 +26,14 @@ def columns_in_db(duck) -> dict[str, list[tuple[str, str]]]:
 
 
 def columns_in_metadata() -> dict[str, list[tuple[str, str]]]:
-    names = {sa.BigInteger: "BIGINT", sa.Integer: "INTEGER", sa.Text: "VARCHAR", sa.Boolean: "BOOLEAN", sa.DateTime: "TIMESTAMP"}
-    return {t.name: [(c.name, names[type(c.type)]) for c in t.columns] for t in tables.metadata.sorted_tables}
+    names = {sa.BigInteger: "BIGINT", sa.Integer: "INTEGER", sa.Text: "VARCHAR", sa.Boolean: "BOOLEAN", sa.DateTime: "TIMESTAMP", sa.Date: "DATE"}
+
+    def dtype(c):
+        if isinstance(c.type, sa.Numeric):
+            return f"DECIMAL({c.type.precision},{c.type.scale})"
+        return names[type(c.type)]
+
+    return {t.name: [(c.name, dtype(c)) for c in t.columns] for t in tables.metadata.sorted_tables}
 
 
 def test_blank_database_upgraded_to_head_matches_tables_py(db_path):

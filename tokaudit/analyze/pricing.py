@@ -187,7 +187,7 @@ def price_rows(
                     "above_input_tokens": tier.above_input_tokens,
                     "price_model_id": price.price_model_id,
                     "price_source": price.source,
-                    "pricing_tier": "base" if tier.above_input_tokens < 0 else f">{tier.above_input_tokens // 1000}k",
+                    "pricing_tier": "override" if price.source == "override" else "base" if tier.above_input_tokens < 0 else f">{tier.above_input_tokens // 1000}k",
                     "input_usd_per_token": tier.input_mtok / _MTOK,
                     "cache_read_usd_per_token": tier.cache_read_mtok / _MTOK,
                     "cache_write_5m_usd_per_token": tier.cache_write_5m_mtok / _MTOK,

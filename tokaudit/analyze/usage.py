@@ -17,36 +17,32 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-import pyarrow as pa
-
 from tokaudit.analyze.pricing import price_rows, price_source
 from tokaudit.config import Config
 from tokaudit.errors import TokauditError
 from tokaudit.store.engine import Store
+from tokaudit.store.queries import dedup_relation
 
 TOKEN_DIMENSIONS = ("day", "week", "month", "session", "project", "model")
 TOOL_DIMENSIONS = ("tool", "mcp-server")
 DIMENSIONS = TOKEN_DIMENSIONS + TOOL_DIMENSIONS
 RESULT_TOKENS_METHOD = "heuristic:bytes/4"
 
-_RATE = pa.decimal128(38, 18)
-_PRICE_SCHEMA = pa.schema(
-    [
-        ("model", pa.string()),
-        ("provider", pa.string()),
-        ("price_day", pa.date32()),
-        ("above_input_tokens", pa.int64()),
-        ("price_model_id", pa.string()),
-        ("price_source", pa.string()),
-        ("pricing_tier", pa.string()),
-        ("input_usd_per_token", _RATE),
-        ("cache_read_usd_per_token", _RATE),
-        ("cache_write_5m_usd_per_token", _RATE),
-        ("cache_write_1h_usd_per_token", _RATE),
-        ("output_usd_per_token", _RATE),
-        ("web_search_usd_per_request", _RATE),
-    ]
+_PRICE_COLUMNS = (
+    "model",
+    "provider",
+    "price_day",
+    "above_input_tokens",
+    "price_model_id",
+    "pricing_tier",
+    "input_usd_per_token",
+    "cache_read_usd_per_token",
+    "cache_write_5m_usd_per_token",
+    "cache_write_1h_usd_per_token",
+    "output_usd_per_token",
+    "web_search_usd_per_request",
 )
+_UNPRICED_MARK = -2  # price_cache row saying "genai-prices has no price for this model"
 
 
 @dataclass
@@ -82,14 +78,14 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (float(v) if isinstance(v, Decimal) else v.isoformat() if isinstance(v, date) else v) for k, v in row.items()}
 
 
-def _calls_sql(tz: str, where: str) -> str:
+def _calls_sql(relation: str, local: str, where: str) -> str:
     # Local time decides the day a request belongs to (--tz); pricing uses the UTC day.
     return f"""
         SELECT c.*,
-               (c.ts_utc AT TIME ZONE 'UTC') AT TIME ZONE '{tz}' AS ts_local,
+               {local} AS ts_local,
                CAST(c.ts_utc AS DATE) AS price_day,
                c.input_tokens + c.cache_read_tokens + c.cache_write_5m_tokens + c.cache_write_1h_tokens AS input_total_tokens
-        FROM llm_calls_dedup AS c
+        FROM {relation} AS c
         WHERE {where}
     """
 
@@ -111,22 +107,87 @@ def _check_tz(store: Store, tz: str) -> None:
         raise TokauditError(f"unknown time zone {tz!r}", hint="use an IANA name such as UTC, Europe/Berlin or America/New_York")
 
 
+def _prepare_prices(store: Store, config: Config, keys: list[tuple[str | None, str | None, date]]) -> tuple[list[list[Any]], list[str]]:
+    """Rates for every (model, provider, day): cached in ``price_cache``, or returned as extra rows.
+
+    genai-prices is imported and probed only for keys not cached yet under its
+    current version; a writable store caches them. Override rows (and, for a
+    read-only store, freshly probed rows) are returned to be joined in-line.
+    Returns (extra rows in ``_PRICE_COLUMNS`` order, models with no price).
+    """
+    source = price_source()
+    duck = store.duck
+    cached = {
+        (m, p, d): tier
+        for m, p, d, tier in duck.execute(
+            "SELECT model, provider, price_day, min(above_input_tokens) FROM price_cache WHERE price_source = ? GROUP BY ALL", [source]
+        ).fetchall()
+    }
+    overrides = config.price_overrides
+
+    def as_values(rows: list[dict[str, Any]]) -> list[list[Any]]:
+        return [[(r.get(c) or "") if c == "provider" else r.get(c) for c in _PRICE_COLUMNS] for r in rows]
+
+    extra: list[list[Any]] = []
+    todo = [(m, p, d) for m, p, d in keys if m is not None and m not in overrides and (m, p or "", d) not in cached]
+    if todo:
+        rows, unpriced_now = price_rows(todo, {})
+        for m, p, d in todo:
+            if m in unpriced_now:
+                rows.append({"model": m, "provider": p, "price_day": d, "above_input_tokens": _UNPRICED_MARK})
+            cached[(m, p or "", d)] = _UNPRICED_MARK if m in unpriced_now else -1
+        if store.read_only:
+            extra += [v for v in as_values(rows) if v[3] != _UNPRICED_MARK]
+        else:
+            placeholders = ", ".join("?" * (len(_PRICE_COLUMNS) + 1))
+            duck.executemany(f"INSERT OR IGNORE INTO price_cache VALUES ({placeholders})", [[source, *v] for v in as_values(rows)])
+    override_rows, _ = price_rows([(m, p, d) for m, p, d in keys if m in overrides], overrides)
+    extra += as_values(override_rows)
+    unpriced = {m for m, p, d in keys if m is not None and m not in overrides and cached.get((m, p or "", d)) == _UNPRICED_MARK}
+    if any(m is None for m, _, _ in keys):
+        unpriced.add("(model not logged)")
+    return extra, sorted(unpriced)
+
+
+def _values_sql(rows: list[list[Any]]) -> tuple[str, list[Any]]:
+    """An inline relation with the price columns (no temp table: works on a read-only store)."""
+    columns = ", ".join(_PRICE_COLUMNS)
+    if not rows:
+        return f"SELECT {columns} FROM price_cache WHERE FALSE", []
+    casts = [
+        "VARCHAR", "VARCHAR", "DATE", "BIGINT", "VARCHAR", "VARCHAR",
+        *["DECIMAL(38,18)"] * 6,
+    ]
+    row_sql = "(" + ", ".join(f"CAST(? AS {t})" for t in casts) + ")"
+    return f"SELECT * FROM (VALUES {', '.join([row_sql] * len(rows))}) AS v({columns})", [x for r in rows for x in r]
+
+
 def priced_calls_sql(store: Store, config: Config, tz: str, since: date | None, until: date | None) -> tuple[str, list[Any], list[str]]:
     """SQL for deduplicated requests with their cost (``cost_usd`` NULL when unpriced).
 
-    Registers the price table on the store's connection as ``_tokaudit_prices``.
+    Returns the SQL, its parameters and the models that have no price.
     """
     _check_tz(store, tz)
-    local = f"(ts_utc AT TIME ZONE 'UTC') AT TIME ZONE '{tz}'"
+    local = "ts_utc" if tz == "UTC" else f"(ts_utc AT TIME ZONE 'UTC') AT TIME ZONE '{tz}'"
     where, params = _window(since, until, local)
+    relation = dedup_relation(store)
     keys = store.duck.execute(
-        f"SELECT DISTINCT model, provider, CAST(ts_utc AS DATE) FROM llm_calls_dedup WHERE {where} AND ts_utc IS NOT NULL", params
+        f"SELECT DISTINCT model, provider, CAST(ts_utc AS DATE) FROM {relation} WHERE {where} AND ts_utc IS NOT NULL", params
     ).fetchall()
-    rows, unpriced = price_rows(keys, config.price_overrides)
-    store.duck.register("_tokaudit_prices", pa.Table.from_pylist(rows, schema=_PRICE_SCHEMA))
+    extra, unpriced = _prepare_prices(store, config, keys)
+    extra_sql, extra_params = _values_sql(extra)
     sql = f"""
-        WITH calls AS ({_calls_sql(tz, where)})
-        SELECT c.*, p.price_model_id, p.price_source, p.pricing_tier,
+        WITH calls AS ({_calls_sql(relation, local, where)}),
+        extra AS ({extra_sql}),
+        prices AS (
+            SELECT * EXCLUDE (price_source) FROM price_cache
+            WHERE price_source = ? AND above_input_tokens >= -1
+              AND model NOT IN (SELECT model FROM extra WHERE pricing_tier = 'override')
+            UNION ALL BY NAME
+            SELECT * FROM extra
+        )
+        SELECT c.*, p.price_model_id, p.pricing_tier,
+               CASE WHEN p.pricing_tier = 'override' THEN 'override' WHEN p.model IS NOT NULL THEN ? END AS price_source,
                c.input_tokens * p.input_usd_per_token
              + c.cache_read_tokens * p.cache_read_usd_per_token
              + c.cache_write_5m_tokens * p.cache_write_5m_usd_per_token
@@ -134,11 +195,11 @@ def priced_calls_sql(store: Store, config: Config, tz: str, since: date | None, 
              + c.output_tokens * p.output_usd_per_token
              + c.web_search_requests * p.web_search_usd_per_request AS cost_usd
         FROM calls AS c
-        ASOF LEFT JOIN _tokaudit_prices AS p
-          ON c.model = p.model AND c.provider IS NOT DISTINCT FROM p.provider
+        ASOF LEFT JOIN prices AS p
+          ON c.model = p.model AND coalesce(c.provider, '') = p.provider
          AND c.price_day = p.price_day AND c.input_total_tokens > p.above_input_tokens
     """
-    return sql, params, unpriced
+    return sql, [*params, *extra_params, price_source(), price_source()], unpriced
 
 
 _GROUP_KEYS = {
@@ -201,12 +262,9 @@ def usage_report(
         FROM priced AS c LEFT JOIN sess AS s ON s.session_id = c.session_id
         GROUP BY ALL ORDER BY key
     """
-    try:
-        cursor = store.duck.execute(query, params)
-        columns = [d[0] for d in cursor.description]
-        raw_rows = [dict(zip(columns, r)) for r in cursor.fetchall()]
-    finally:
-        store.duck.unregister("_tokaudit_prices")
+    cursor = store.duck.execute(query, params)
+    columns = [d[0] for d in cursor.description]
+    raw_rows = [dict(zip(columns, r)) for r in cursor.fetchall()]
     rows = []
     for r in raw_rows:
         row = {key_name: r.pop("key"), **r}
@@ -216,7 +274,7 @@ def usage_report(
     notes = []
     if unpriced:
         notes.append(f"unpriced (no price known; cost excludes them): {', '.join(unpriced)}")
-    lower = store.duck.execute("SELECT count(*) FROM llm_calls_dedup WHERE output_is_lower_bound").fetchall()[0][0]
+    lower = store.duck.execute(f"SELECT count(*) FROM {dedup_relation(store)} WHERE output_is_lower_bound").fetchall()[0][0]
     if lower:
         notes.append(f"{lower} requests come from agent versions that logged a streaming placeholder for output tokens: output is a lower bound")
     return UsageReport(by, tz, since, until, out_columns, rows, totals, unpriced, price_source(), notes)

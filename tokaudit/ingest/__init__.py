@@ -7,18 +7,35 @@ format name to its module; tests parametrize over it.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
 import msgspec
 
 from tokaudit.errors import UnknownFormatError
-from tokaudit.ingest import claude_code, codex
 
-INGESTERS: dict[str, ModuleType] = {
-    claude_code.FORMAT: claude_code,
-    codex.FORMAT: codex,
+_MODULES = {
+    "claude-code": "tokaudit.ingest.claude_code",
+    "codex": "tokaudit.ingest.codex",
 }
+
+
+class _Registry(Mapping[str, ModuleType]):
+    """Format name -> module, imported on first use (a no-op ingest never parses)."""
+
+    def __getitem__(self, name: str) -> ModuleType:
+        return importlib.import_module(_MODULES[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_MODULES)
+
+    def __len__(self) -> int:
+        return len(_MODULES)
+
+
+INGESTERS: Mapping[str, ModuleType] = _Registry()
 
 SNIFF_BYTES = 64 * 1024
 SNIFF_LINES = 5

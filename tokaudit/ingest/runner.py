@@ -140,21 +140,33 @@ def default_paths() -> list[Path]:
 
 
 def discover(paths: Iterable[str | os.PathLike[str]], missing: list[str]) -> list[str]:
-    """Files under ``paths`` (folders walked for ``*.jsonl``; files taken as given), sorted, deduplicated."""
+    """Files under ``paths`` (folders walked for ``*.jsonl``; files taken as given), sorted, deduplicated.
+
+    Paths are made canonical (symlinks resolved) so one file reached two ways
+    is read once; folders are resolved once and walked without following links.
+    """
     found: set[str] = set()
     for p in paths:
-        p = os.path.abspath(os.path.expanduser(os.fspath(p)))
+        p = os.path.realpath(os.path.expanduser(os.fspath(p)))
         if os.path.isfile(p):
-            found.add(os.path.realpath(p))
+            found.add(p)
         elif os.path.isdir(p):
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames.sort()
-                for name in filenames:
-                    if name.endswith(FILE_SUFFIXES):
-                        found.add(os.path.realpath(os.path.join(dirpath, name)))
+            _walk(p, found)
         else:
             missing.append(p)
     return sorted(found)
+
+
+def _walk(folder: str, found: set[str]) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return  # an unreadable folder holds nothing we can read
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            _walk(entry.path, found)
+        elif entry.name.endswith(FILE_SUFFIXES):
+            found.add(os.path.realpath(entry.path) if entry.is_symlink() else entry.path)
 
 
 # --- parsing one file (pure apart from reading the file; runs in worker processes) -----------------
@@ -310,6 +322,8 @@ def ingest_paths(
 
 def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: int, workers: int) -> Iterator[Any]:
     """Parsed files in batches of whole files; with workers, parsed in parallel, in order, a few chunks ahead."""
+    if not works:
+        return  # nothing to parse: do not pay for importing pyarrow and SQLAlchemy
     from tokaudit.store.load import build_batch
 
     if workers <= 1 or len(works) < 2 * WORKER_CHUNK_FILES:

@@ -10,14 +10,16 @@ from __future__ import annotations
 import csv
 import io
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tokaudit.analyze.usage import UsageReport
-from tokaudit.ingest.runner import IngestSummary
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tokaudit.analyze.usage import UsageReport
+    from tokaudit.ingest.runner import IngestSummary
 
 
 def _cell(value: Any, column: str = "") -> Text:
@@ -32,33 +34,33 @@ def _cell(value: Any, column: str = "") -> Text:
     return Text(str(value))
 
 
-def render_ingest_summary(summary: IngestSummary, console: Console, *, max_problems: int = 10) -> None:
-    """Print what an ingest run did, and the first problems with file and line."""
+def ingest_summary_lines(summary: IngestSummary) -> list[str]:
+    """The plain-text summary of an ingest run (no rich needed: a no-op ingest must start fast)."""
     f = summary
-    console.print(
+    lines = [
         f"files: {f.files_new} new, {f.files_grown} grown, {f.files_replaced} replaced, "
         f"{f.files_unchanged} unchanged, {f.files_failed} failed",
-        markup=False,
-    )
-    console.print(
         f"lines: {f.lines_read:,} read = {f.lines_ok:,} used + {f.lines_skipped:,} skipped by rule + {f.lines_problem:,} problems"
         + (f"; {f.lines_pending} partial last line(s) left for the next run" if f.lines_pending else ""),
-        markup=False,
-    )
+    ]
     if f.skipped_by_rule:
-        rules = ", ".join(f"{rule} {n:,}" for rule, n in sorted(f.skipped_by_rule.items()))
-        console.print(f"skipped: {rules}", markup=False)
-    console.print(f"rows: {f.sessions:,} sessions, {f.llm_calls:,} model requests, {f.tool_calls:,} tool calls", markup=False)
-    for path in f.missing_paths:
-        console.print(Text(f"missing: {path}", style="yellow"))
-    if f.problems:
-        table = Table(title=f"problems ({f.lines_problem + f.files_failed:,}; first {min(max_problems, len(f.problems))})", title_justify="left")
-        for col in ("file", "line", "kind", "message", "excerpt"):
-            table.add_column(col, overflow="fold")
-        for path, p in f.problems[:max_problems]:
-            table.add_row(Text(path), Text(str(p.line_no)), Text(p.kind), Text(p.message), Text(p.excerpt or ""))
-        console.print(table)
-        console.print("See every problem with: tokaudit problems", markup=False)
+        lines.append("skipped: " + ", ".join(f"{rule} {n:,}" for rule, n in sorted(f.skipped_by_rule.items())))
+    lines.append(f"rows: {f.sessions:,} sessions, {f.llm_calls:,} model requests, {f.tool_calls:,} tool calls")
+    lines.extend(f"missing: {path}" for path in f.missing_paths)
+    return lines
+
+
+def render_ingest_problems(summary: IngestSummary, console: Console, *, max_problems: int = 10) -> None:
+    """Print the first problems of an ingest run with file and line (text shown literally)."""
+    f = summary
+    shown = min(max_problems, len(f.problems))
+    table = Table(title=f"problems ({f.lines_problem + f.files_failed:,}; first {shown})", title_justify="left")
+    for col in ("file", "line", "kind", "message", "excerpt"):
+        table.add_column(col, overflow="fold")
+    for path, p in f.problems[:max_problems]:
+        table.add_row(Text(path), Text(str(p.line_no)), Text(p.kind), Text(p.message), Text(p.excerpt or ""))
+    console.print(table)
+    console.print("See every problem with: tokaudit problems", markup=False)
 
 
 _LABELS = {

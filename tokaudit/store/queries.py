@@ -4,7 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
+import duckdb
+
 from tokaudit.store.engine import Store
+
+
+def dedup_relation(store: Store) -> str:
+    """Name of a relation holding ``llm_calls_dedup``'s rows, refreshing the materialised copy if stale.
+
+    The view is always right but costs a window and an anti-join over every
+    request; reports read it several times. The copy is rebuilt (in one
+    transaction) only when an ingest has changed ``llm_calls`` since the last
+    rebuild. A read-only store reads the view.
+    """
+    duck = store.duck
+    state = dict(duck.execute("SELECT key, value FROM store_state").fetchall())
+    if state["dedup_version"] == state["data_version"]:
+        return "llm_calls_dedup_cache"
+    try:
+        duck.execute("BEGIN TRANSACTION")
+    except duckdb.Error:
+        return "llm_calls_dedup"
+    try:
+        duck.execute("DELETE FROM llm_calls_dedup_cache")
+        duck.execute("INSERT INTO llm_calls_dedup_cache SELECT * FROM llm_calls_dedup")
+        duck.execute("UPDATE store_state SET value = ? WHERE key = 'dedup_version'", [state["data_version"]])
+        duck.execute("COMMIT")
+    except duckdb.Error:
+        duck.execute("ROLLBACK")
+        return "llm_calls_dedup"  # read-only database: the view gives the same rows
+    return "llm_calls_dedup_cache"
 
 
 def list_problems(store: Store, *, limit: int | None = None, kind: str | None = None) -> list[dict[str, Any]]:

@@ -26,9 +26,11 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Date,
     DateTime,
     Integer,
     MetaData,
+    Numeric,
     PrimaryKeyConstraint,
     Sequence,
     Table,
@@ -78,36 +80,38 @@ sessions = Table(
     PrimaryKeyConstraint("source_id", "session_id"),
 )
 
-llm_calls = Table(
-    "llm_calls",
-    metadata,
-    Column("source_id", BigInteger, nullable=False),
-    Column("call_key", Text, nullable=False),  # dedup key, documented per format
-    Column("session_id", Text, nullable=False),
-    Column("line_no", BigInteger, nullable=False),
-    Column("ts_utc", DateTime),
-    Column("provider", Text),
-    Column("model", Text),
-    Column("message_id", Text),
-    Column("request_id", Text),
-    Column("input_tokens", BigInteger, nullable=False),  # uncached input
-    Column("cache_read_tokens", BigInteger, nullable=False),
-    Column("cache_write_5m_tokens", BigInteger, nullable=False),
-    Column("cache_write_1h_tokens", BigInteger, nullable=False),
-    Column("output_tokens", BigInteger, nullable=False),  # includes reasoning
-    Column("reasoning_tokens", BigInteger),  # subset of output; NULL = not reported
-    Column("web_search_requests", BigInteger, nullable=False),
-    Column("context_window_tokens", BigInteger),
-    Column("usage_source", Text, nullable=False),  # reported | estimated:<method>
-    Column("output_is_lower_bound", Boolean, nullable=False),
-    Column("cache_ttl_known", Boolean, nullable=False),
-    Column("is_sidechain", Boolean, nullable=False),
-    Column("is_aggregate", Boolean, nullable=False),  # one row standing for several calls
-    Column("stop_reason", Text),
-    Column("service_tier", Text),
-    Column("speed", Text),
-    PrimaryKeyConstraint("source_id", "call_key"),
-)
+def _llm_call_columns() -> list[Column]:
+    """Columns of a model-request row (fresh objects: a Column belongs to one table)."""
+    return [
+        Column("source_id", BigInteger, nullable=False),
+        Column("call_key", Text, nullable=False),  # dedup key, documented per format
+        Column("session_id", Text, nullable=False),
+        Column("line_no", BigInteger, nullable=False),
+        Column("ts_utc", DateTime),
+        Column("provider", Text),
+        Column("model", Text),
+        Column("message_id", Text),
+        Column("request_id", Text),
+        Column("input_tokens", BigInteger, nullable=False),  # uncached input
+        Column("cache_read_tokens", BigInteger, nullable=False),
+        Column("cache_write_5m_tokens", BigInteger, nullable=False),
+        Column("cache_write_1h_tokens", BigInteger, nullable=False),
+        Column("output_tokens", BigInteger, nullable=False),  # includes reasoning
+        Column("reasoning_tokens", BigInteger),  # subset of output; NULL = not reported
+        Column("web_search_requests", BigInteger, nullable=False),
+        Column("context_window_tokens", BigInteger),
+        Column("usage_source", Text, nullable=False),  # reported | estimated:<method>
+        Column("output_is_lower_bound", Boolean, nullable=False),
+        Column("cache_ttl_known", Boolean, nullable=False),
+        Column("is_sidechain", Boolean, nullable=False),
+        Column("is_aggregate", Boolean, nullable=False),  # one row standing for several calls
+        Column("stop_reason", Text),
+        Column("service_tier", Text),
+        Column("speed", Text),
+    ]
+
+
+llm_calls = Table("llm_calls", metadata, *_llm_call_columns(), PrimaryKeyConstraint("source_id", "call_key"))
 
 tool_calls = Table(
     "tool_calls",
@@ -207,3 +211,40 @@ findings = Table(
     Column("explanation", Text),
     PrimaryKeyConstraint("audit_run_id", "finding_no"),
 )
+
+# Rates probed from genai-prices, so repeated reports need neither the package
+# import nor the probing. Keyed by the price table's name and version: a new
+# genai-prices release re-prices everything. A row with above_input_tokens = -2
+# and NULL rates records that a model has no price. Costs are never stored.
+RATE = Numeric(38, 18)
+
+price_cache = Table(
+    "price_cache",
+    metadata,
+    Column("price_source", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("provider", Text, nullable=False),  # "" when the log names none
+    Column("price_day", Date, nullable=False),
+    Column("above_input_tokens", BigInteger, nullable=False),  # tier threshold; -1 base tier
+    Column("price_model_id", Text),
+    Column("pricing_tier", Text),
+    Column("input_usd_per_token", RATE),
+    Column("cache_read_usd_per_token", RATE),
+    Column("cache_write_5m_usd_per_token", RATE),
+    Column("cache_write_1h_usd_per_token", RATE),
+    Column("output_usd_per_token", RATE),
+    Column("web_search_usd_per_request", RATE),
+    PrimaryKeyConstraint("price_source", "model", "provider", "price_day", "above_input_tokens"),
+)
+
+store_state = Table(
+    "store_state",
+    metadata,
+    Column("key", Text, primary_key=True),  # data_version: bumped by every ingest write; dedup_version
+    Column("value", BigInteger, nullable=False),
+)
+
+# The rows of the llm_calls_dedup view, materialised when data_version moved
+# (store.queries.dedup_relation): every report reads it, the view costs a window
+# and an anti-join over all requests.
+llm_calls_dedup_cache = Table("llm_calls_dedup_cache", metadata, *_llm_call_columns())
