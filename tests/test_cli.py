@@ -104,3 +104,21 @@ def test_problems_command(db_path):
     assert {r["kind"] for r in rows} == {"invalid-json", "invalid-utf8", "wrong-type"}
     assert all(r["line_no"] > 0 and r["path"].endswith(".jsonl") for r in rows)
     assert len(json.loads(run("problems", "--db", db_path, "--json", "--kind", "invalid-utf8"))) == 2
+
+
+def test_no_upgrade_refuses_an_older_database(tmp_path):
+    import sqlalchemy as sa
+
+    from tokaudit.store import migrate
+    from tokaudit.store.engine import db_url
+
+    path = str(tmp_path / "old.duckdb")
+    engine = sa.create_engine(db_url(path), poolclass=sa.pool.NullPool)
+    with engine.connect() as conn:
+        migrate.upgrade(conn, migrate.known_revisions()[0])
+    engine.dispose()
+    out = run("usage", "--db", path, "--no-upgrade", expect=2)
+    assert "tokaudit db upgrade" in out
+    assert "needs `tokaudit db upgrade`" in run("db", "current", "--db", path)
+    run("usage", "--db", path)  # without the flag it is migrated in place
+    assert "up to date" in run("db", "current", "--db", path)

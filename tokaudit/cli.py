@@ -60,12 +60,17 @@ def _console() -> Console:
     return console if console.is_terminal else Console(width=200)
 
 
-def _open(db: str | None, config_path: str | None, wait_s: float, **kwargs: Any):
+def upgrade_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--no-upgrade, for commands that open the store to read or load data."""
+    return click.option("--no-upgrade", is_flag=True, help="Refuse to open a database from an older tokaudit instead of migrating it.")(fn)
+
+
+def _open(db: str | None, config_path: str | None, wait_s: float, no_upgrade: bool = False):
     from tokaudit.config import load_config, resolve_db
     from tokaudit.store.engine import open_store
 
     config = load_config(config_path)
-    return open_store(resolve_db(db, config), wait_s=wait_s, **kwargs), config
+    return open_store(resolve_db(db, config), wait_s=wait_s, upgrade=not no_upgrade), config
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -92,8 +97,9 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 @store_options
+@upgrade_option
 @handle_errors
-def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_json, quiet, db, config_path, wait_s):
+def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_json, quiet, db, config_path, wait_s, no_upgrade):
     """Load new log lines from PATHS (files or folders) into the database.
 
     With no PATHS, reads the default locations: $CLAUDE_CONFIG_DIR or
@@ -107,7 +113,7 @@ def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_jso
     """
     from tokaudit.ingest.runner import ingest_paths
 
-    store, config = _open(db, config_path, wait_s)
+    store, config = _open(db, config_path, wait_s, no_upgrade)
     with store:
         limit = max_line_bytes or config.max_line_bytes
         if sys.stderr.isatty() and not quiet and not as_json:
@@ -155,8 +161,9 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (rows, totals, unpriced models, price source).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV rows.")
 @store_options
+@upgrade_option
 @handle_errors
-def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s):
+def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s, no_upgrade):
     """Exact token usage and cost, broken down by day, week, month, session, project, model, tool or MCP server.
 
     Token counts are the logs' own (deduplicated); cost is computed per request
@@ -174,7 +181,7 @@ def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s
 
     if as_json and as_csv:
         raise click.UsageError("choose one of --json and --csv")
-    store, config = _open(db, config_path, wait_s)
+    store, config = _open(db, config_path, wait_s, no_upgrade)
     with store:
         report = usage_report(store, by=by, since=since, until=until, tz=tz, config=config)
     if as_json:
@@ -194,14 +201,15 @@ def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s
 @click.option("--limit", type=click.IntRange(1), default=None, help="Show at most this many.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @store_options
+@upgrade_option
 @handle_errors
-def problems_command(kind, limit, as_json, db, config_path, wait_s):
+def problems_command(kind, limit, as_json, db, config_path, wait_s, no_upgrade):
     """List input lines and files that could not be used, with file, line, reason and a redacted excerpt."""
 
     from tokaudit.report.terminal import render_problems
     from tokaudit.store.queries import list_problems
 
-    store, _ = _open(db, config_path, wait_s)
+    store, _ = _open(db, config_path, wait_s, no_upgrade)
     with store:
         rows = list_problems(store, limit=limit, kind=kind)
     if as_json:

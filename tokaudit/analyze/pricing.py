@@ -33,6 +33,7 @@ PROBE_TOKENS = 1000
 _MTOK = Decimal(1_000_000)
 
 
+@lru_cache(maxsize=1)
 def price_source() -> str:
     """The price table's name and version, recorded beside every cost."""
     return f"genai-prices {version('genai-prices')}"
