@@ -51,14 +51,27 @@ B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 SIZE_ANCHORS = [(0.0, 2_500), (0.5, 105_000), (0.9, 654_000), (0.99, 5_400_000)]
 
 BUILTIN_TOOLS = [
-    ("Read", 30), ("Bash", 24), ("Edit", 14), ("Grep", 8), ("Glob", 6), ("Write", 4),
-    ("TodoWrite", 5), ("WebFetch", 1), ("WebSearch", 1), ("Task", 2),
+    ("Read", 30),
+    ("Bash", 24),
+    ("Edit", 14),
+    ("Grep", 8),
+    ("Glob", 6),
+    ("Write", 4),
+    ("TodoWrite", 5),
+    ("WebFetch", 1),
+    ("WebSearch", 1),
+    ("Task", 2),
 ]
 MCP_TOOLS = [
-    "mcp__github__create_pull_request", "mcp__github__get_issue", "mcp__github__list_commits",
-    "mcp__playwright__browser_navigate", "mcp__playwright__browser_snapshot",
-    "mcp__context7__get-library-docs", "mcp__context7__resolve-library-id",
-    "mcp__plugin:serena:serena__find_symbol", "mcp__linear-server__list_issues",
+    "mcp__github__create_pull_request",
+    "mcp__github__get_issue",
+    "mcp__github__list_commits",
+    "mcp__playwright__browser_navigate",
+    "mcp__playwright__browser_snapshot",
+    "mcp__context7__get-library-docs",
+    "mcp__context7__resolve-library-id",
+    "mcp__plugin:serena:serena__find_symbol",
+    "mcp__linear-server__list_issues",
     "mcp__sentry__search_issues",
 ]
 MCP_WEIGHT = 5  # total weight of all MCP tools against the builtin weights above
@@ -75,7 +88,7 @@ CODE_LINES = [
     '    """Return the {w} for {v}."""',
     "    if {a} is None or not {b}:",
     '        raise ValueError(f"bad {w}: {{{a}!r}}")',
-    "    result = {{\"{w}\": {a}, \"{v}\": {b}}}",
+    '    result = {{"{w}": {a}, "{v}": {b}}}',
     "    for item in self.{w}s:",
     "        total += item.{v} * {n}",
     "    return result",
@@ -84,7 +97,7 @@ CODE_LINES = [
     "class {W}{V}(Base):",
     "    {a} = Column(Integer, default={n})",
     "    # TODO: handle the {w} case when {v} is empty",
-    "    logger.info(\"%s -> %s\", {a}, {b})",
+    '    logger.info("%s -> %s", {a}, {b})',
     "const {a} = await fetch(`/api/{w}/${{{b}}}`);",
     "    assert {w}_{v}({n}, 'x') == {{'{w}': {n}}}",
     "",
@@ -92,7 +105,7 @@ CODE_LINES = [
 
 
 # --------------------------------------------------------------------------- pools
-def _build_pools() -> tuple[str, str, list[str]]:
+def _build_pools() -> tuple[str, str, str, list[str]]:
     r = random.Random(12345)
     prose_parts = []
     n = 0
@@ -102,7 +115,7 @@ def _build_pools() -> tuple[str, str, list[str]]:
         prose_parts.append(s)
         n += len(s)
     prose = "".join(prose_parts)
-    code_parts = []
+    code_parts, raw_parts = [], []
     n = 0
     ln = 1
     while n < 600_000:
@@ -111,18 +124,23 @@ def _build_pools() -> tuple[str, str, list[str]]:
         line = tpl.format(w=w, v=v, a=a, b=b, W=w.capitalize(), V=v.capitalize(), n=r.randint(0, 999))
         s = f"{ln:6d}\u2192{line}\n"
         code_parts.append(s)
+        raw_parts.append(line + "\n")
         n += len(s)
         ln = ln + 1 if r.random() > 0.01 else 1
     code = "".join(code_parts)
+    code_raw = "".join(raw_parts)
     paths = []
     for _ in range(4000):
         depth = r.randint(1, 4)
-        paths.append("/".join(r.choice(WORDS) for _ in range(depth)) + r.choice(
-            [".py", ".ts", ".rs", ".md", ".json", ".toml", ".go", "_test.py"]))
-    return prose, code, paths
+        paths.append(
+            "/".join(r.choice(WORDS) for _ in range(depth)) + r.choice([".py", ".ts", ".rs", ".md", ".json", ".toml", ".go", "_test.py"])
+        )
+    return prose, code, code_raw, paths
 
 
-PROSE, CODE, PATHS = _build_pools()
+# PROSE: English-like text; CODE: source lines numbered like Read output ("     1\u2192...");
+# CODE_RAW: the same source without numbers (Edit/Write inputs, file contents)
+PROSE, CODE, CODE_RAW, PATHS = _build_pools()
 
 
 def _slice(pool: str, rng: random.Random, n: int) -> str:
@@ -131,7 +149,7 @@ def _slice(pool: str, rng: random.Random, n: int) -> str:
     if n >= L:
         return (pool * (n // L + 1))[:n]
     s = rng.randrange(L - n)
-    return pool[s:s + n]
+    return pool[s : s + n]
 
 
 def _b62(x: int, width: int) -> str:
@@ -229,9 +247,16 @@ class SessionWriter:
         self.buf.append(b)
         self.by_type[kind] = self.by_type.get(kind, 0) + 1
 
-    def _env(self, uuid_: str, ts: float, slug: bool = True) -> dict:
-        d = {"parentUuid": self.parent, "isSidechain": False, "userType": "external", "cwd": self.cwd,
-             "sessionId": self.session_id, "version": VERSION, "gitBranch": self.branch}
+    def _env(self, slug: bool = True) -> dict:
+        d = {
+            "parentUuid": self.parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.session_id,
+            "version": VERSION,
+            "gitBranch": self.branch,
+        }
         if slug:
             d["slug"] = self.slug
         return d
@@ -249,12 +274,20 @@ class SessionWriter:
             for _ in range(r.randint(0, 4)):
                 backups[f"{self.cwd}/{r.choice(PATHS)}"] = {
                     "backupFileName": f"{r.getrandbits(64):016x}@v{r.randint(1, 9)}",
-                    "version": r.randint(1, 9), "backupTime": _ts(t - r.uniform(1, 3600))}
-            self._emit({"type": "file-history-snapshot", "messageId": mid,
-                        "snapshot": {"messageId": mid, "trackedFileBackups": backups, "timestamp": _ts(t)},
-                        "isSnapshotUpdate": False}, "file-history-snapshot")
+                    "version": r.randint(1, 9),
+                    "backupTime": _ts(t - r.uniform(1, 3600)),
+                }
+            self._emit(
+                {
+                    "type": "file-history-snapshot",
+                    "messageId": mid,
+                    "snapshot": {"messageId": mid, "trackedFileBackups": backups, "timestamp": _ts(t)},
+                    "isSnapshotUpdate": False,
+                },
+                "file-history-snapshot",
+            )
         u = _uuid(r)
-        d = self._env(u, t, slug=self.parent is not None)
+        d = self._env(slug=self.parent is not None)
         d["type"] = "user"
         text = _slice(PROSE, r, _lognorm(r, 180, 1.0, 5, 12_000))
         if r.random() < 0.15:
@@ -287,9 +320,14 @@ class SessionWriter:
         cc1h = cc if self.ttl_1h else 0
         if not self.ttl_1h and cc and r.random() < 0.05:
             cc1h = r.randint(0, cc)
-        u = {"input_tokens": inp, "cache_creation_input_tokens": cc, "cache_read_input_tokens": cache_read,
-             "cache_creation": {"ephemeral_5m_input_tokens": cc - cc1h, "ephemeral_1h_input_tokens": cc1h},
-             "output_tokens": out, "service_tier": "standard"}
+        u = {
+            "input_tokens": inp,
+            "cache_creation_input_tokens": cc,
+            "cache_read_input_tokens": cache_read,
+            "cache_creation": {"ephemeral_5m_input_tokens": cc - cc1h, "ephemeral_1h_input_tokens": cc1h},
+            "output_tokens": out,
+            "service_tier": "standard",
+        }
         if r.random() < self.fast_frac:
             u["speed"] = "fast"
         return u
@@ -300,29 +338,44 @@ class SessionWriter:
         if name == "Read":
             return {"file_path": p}
         if name == "Bash":
-            return {"command": _slice(PROSE, r, _lognorm(r, 40, 0.8, 5, 2000)).replace("\n", " "),
-                    "description": _slice(PROSE, r, r.randint(10, 60))}
+            return {
+                "command": _slice(PROSE, r, _lognorm(r, 40, 0.8, 5, 2000)).replace("\n", " "),
+                "description": _slice(PROSE, r, r.randint(10, 60)),
+            }
         if name == "Edit":
-            return {"replace_all": False, "file_path": p,
-                    "old_string": _slice(CODE, r, _lognorm(r, 250, 1.0, 10, 20_000)),
-                    "new_string": _slice(CODE, r, _lognorm(r, 320, 1.0, 10, 20_000))}
+            return {
+                "replace_all": False,
+                "file_path": p,
+                "old_string": _slice(CODE_RAW, r, _lognorm(r, 250, 1.0, 10, 20_000)),
+                "new_string": _slice(CODE_RAW, r, _lognorm(r, 320, 1.0, 10, 20_000)),
+            }
         if name == "Write":
-            return {"file_path": p, "content": _slice(CODE, r, _lognorm(r, 1500, 1.0, 50, 40_000))}
+            return {"file_path": p, "content": _slice(CODE_RAW, r, _lognorm(r, 1500, 1.0, 50, 40_000))}
         if name == "Grep":
             return {"pattern": r.choice(WORDS), "path": self.cwd, "output_mode": r.choice(["content", "files_with_matches"])}
         if name == "Glob":
             return {"pattern": f"**/*{r.choice(['.py', '.ts', '.md', '.rs'])}"}
         if name == "TodoWrite":
-            return {"todos": [{"content": _slice(PROSE, r, r.randint(20, 80)),
-                               "status": r.choice(["pending", "in_progress", "completed"]),
-                               "activeForm": _slice(PROSE, r, r.randint(20, 80))} for _ in range(r.randint(1, 6))]}
+            return {
+                "todos": [
+                    {
+                        "content": _slice(PROSE, r, r.randint(20, 80)),
+                        "status": r.choice(["pending", "in_progress", "completed"]),
+                        "activeForm": _slice(PROSE, r, r.randint(20, 80)),
+                    }
+                    for _ in range(r.randint(1, 6))
+                ]
+            }
         if name == "WebFetch":
             return {"url": f"https://docs.example.com/{r.choice(WORDS)}/{r.choice(WORDS)}", "prompt": _slice(PROSE, r, 80)}
         if name == "WebSearch":
             return {"query": _slice(PROSE, r, r.randint(15, 60))}
         if name == "Task":
-            return {"description": _slice(PROSE, r, 30), "prompt": _slice(PROSE, r, _lognorm(r, 600, 0.8, 50, 8000)),
-                    "subagent_type": r.choice(["general-purpose", "Explore", "code-reviewer"])}
+            return {
+                "description": _slice(PROSE, r, 30),
+                "prompt": _slice(PROSE, r, _lognorm(r, 600, 0.8, 50, 8000)),
+                "subagent_type": r.choice(["general-purpose", "Explore", "code-reviewer"]),
+            }
         return {"query": _slice(PROSE, r, r.randint(10, 80)), "limit": r.randint(1, 50)}  # mcp
 
     def _pick_tool(self) -> str:
@@ -348,8 +401,13 @@ class SessionWriter:
         n_tools = 0 if force_end else (0 if x < 0.22 else 1 if x < 0.78 else 2 if x < 0.92 else r.randint(3, 5))
         blocks: list[dict] = []
         if r.random() < (0.4 if model == MODELS[1] else 0.15):
-            blocks.append({"type": "thinking", "thinking": _slice(PROSE, r, _lognorm(r, 400, 1.0, 20, 20_000)),
-                           "signature": _rand62(r, r.randint(200, 600))})
+            blocks.append(
+                {
+                    "type": "thinking",
+                    "thinking": _slice(PROSE, r, _lognorm(r, 400, 1.0, 20, 20_000)),
+                    "signature": _rand62(r, r.randint(200, 600)),
+                }
+            )
         if n_tools == 0 or r.random() < 0.65:
             blocks.append({"type": "text", "text": _slice(PROSE, r, _lognorm(r, 160 if n_tools else 500, 1.0, 3, 20_000))})
         tool_uses = []
@@ -368,16 +426,22 @@ class SessionWriter:
         placeholder = len(blocks) > 1 and r.random() < self.vary_frac
         for i, blk in enumerate(blocks):
             u = _uuid(r)
-            d = self._env(u, t)
+            d = self._env()
             last = i == len(blocks) - 1
             line_usage = usage
             if placeholder and not last:
                 line_usage = dict(usage)
                 line_usage["output_tokens"] = min(usage["output_tokens"], r.randint(1, 25))
-            d["message"] = {"model": model, "id": msg_id, "type": "message", "role": "assistant",
-                            "content": [blk],
-                            "stop_reason": ("tool_use" if n_tools else "end_turn") if last else None,
-                            "stop_sequence": None, "usage": line_usage}
+            d["message"] = {
+                "model": model,
+                "id": msg_id,
+                "type": "message",
+                "role": "assistant",
+                "content": [blk],
+                "stop_reason": ("tool_use" if n_tools else "end_turn") if last else None,
+                "stop_sequence": None,
+                "usage": line_usage,
+            }
             d["requestId"] = req_id
             d["type"] = "assistant"
             d["uuid"] = u
@@ -413,24 +477,35 @@ class SessionWriter:
             content = _slice(CODE, r, n)
             nl = content.count("\n") + 1
             res = content
-            tur = {"type": "text", "file": {"filePath": path, "content": content, "numLines": nl,
-                                            "startLine": 1, "totalLines": nl}}
+            raw = _slice(CODE_RAW, r, int(n * 0.85))  # the file text without the line-number gutter
+            tur = {"type": "text", "file": {"filePath": path, "content": raw, "numLines": nl, "startLine": 1, "totalLines": nl}}
         elif name == "Bash":
-            content = _slice(PROSE if r.random() < 0.5 else CODE, r, n)
+            content = _slice(PROSE if r.random() < 0.5 else CODE_RAW, r, n)
             res = content
             tur = {"stdout": content, "stderr": "", "interrupted": False, "isImage": False}
         elif name == "Edit":
             snippet = _slice(CODE, r, min(n, 2000))
             res = f"The file {path} has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n{snippet}"
-            tur = {"filePath": path, "oldString": inp["old_string"], "newString": inp["new_string"],
-                   "originalFile": _slice(CODE, r, n), "structuredPatch": [
-                       {"oldStart": 3, "oldLines": 3, "newStart": 3, "newLines": 5,
-                        "lines": snippet.split("\n")[:8]}],
-                   "userModified": False, "replaceAll": False}
+            tur = {
+                "filePath": path,
+                "oldString": inp["old_string"],
+                "newString": inp["new_string"],
+                "originalFile": _slice(CODE_RAW, r, n),
+                "structuredPatch": [
+                    {
+                        "oldStart": 3,
+                        "oldLines": 3,
+                        "newStart": 3,
+                        "newLines": 5,
+                        "lines": [" " + x for x in inp["old_string"].split("\n")[:8]],
+                    }
+                ],
+                "userModified": False,
+                "replaceAll": False,
+            }
         elif name == "Write":
             res = f"File created successfully at: {path}"
-            tur = {"type": "create", "filePath": path, "content": inp["content"], "structuredPatch": [],
-                   "originalFile": None}
+            tur = {"type": "create", "filePath": path, "content": inp["content"], "structuredPatch": [], "originalFile": None}
         elif name in ("Glob", "Grep"):
             files = [f"{self.cwd}/{r.choice(PATHS)}" for _ in range(max(1, n // 60))]
             res = "\n".join(files)
@@ -444,21 +519,35 @@ class SessionWriter:
         elif name == "Task":
             text = _slice(PROSE, r, n)
             res = [{"type": "text", "text": text}]
-            sub = {"input_tokens": r.randint(1, 40), "cache_creation_input_tokens": r.randint(1000, 30_000),
-                   "cache_read_input_tokens": r.randint(10_000, 400_000),
-                   "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
-                   "output_tokens": r.randint(100, 5000), "service_tier": "standard"}
+            sub = {
+                "input_tokens": r.randint(1, 40),
+                "cache_creation_input_tokens": r.randint(1000, 30_000),
+                "cache_read_input_tokens": r.randint(10_000, 400_000),
+                "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+                "output_tokens": r.randint(100, 5000),
+                "service_tier": "standard",
+            }
             sub["cache_creation"]["ephemeral_5m_input_tokens"] = sub["cache_creation_input_tokens"]
-            tur = {"status": "completed", "prompt": inp["prompt"], "agentId": "%08x" % r.getrandbits(32),
-                   "content": res, "totalDurationMs": r.randint(5000, 600_000), "totalTokens": r.randint(10_000, 500_000),
-                   "totalToolUseCount": r.randint(1, 60), "usage": sub}
+            tur = {
+                "status": "completed",
+                "prompt": inp["prompt"],
+                "agentId": "%08x" % r.getrandbits(32),
+                "content": res,
+                "totalDurationMs": r.randint(5000, 600_000),
+                "totalTokens": r.randint(10_000, 500_000),
+                "totalToolUseCount": r.randint(1, 60),
+                "usage": sub,
+            }
         else:  # WebFetch, WebSearch, MCP
             text = _slice(PROSE, r, n)
             res = [{"type": "text", "text": text}] if name.startswith("mcp__") else text
-            tur = [{"type": "text", "text": text}] if name.startswith("mcp__") else {
-                "bytes": n, "code": 200, "codeText": "OK", "result": text, "durationMs": r.randint(100, 9000)}
+            tur = (
+                [{"type": "text", "text": text}]
+                if name.startswith("mcp__")
+                else {"bytes": n, "code": 200, "codeText": "OK", "result": text, "durationMs": r.randint(100, 9000)}
+            )
         u = _uuid(r)
-        d = self._env(u, t)
+        d = self._env()
         d["type"] = "user"
         block = {"tool_use_id": tid, "type": "tool_result", "content": res}
         if is_err or name == "Bash":
@@ -487,14 +576,14 @@ class SessionWriter:
         written = 0
         line_sizes = self.line_sizes
         with open(out_path, "wb", buffering=1 << 20) as fh:
-            head = []
             if r.random() < 0.5:
-                self._emit({"type": "queue-operation", "operation": "dequeue", "timestamp": _ts(t),
-                            "sessionId": self.session_id}, "queue-operation")
+                self._emit(
+                    {"type": "queue-operation", "operation": "dequeue", "timestamp": _ts(t), "sessionId": self.session_id},
+                    "queue-operation",
+                )
             if r.random() < 0.25:
                 for _ in range(r.randint(1, 3)):
-                    self._emit({"type": "summary", "summary": _slice(PROSE, r, r.randint(20, 90)).strip(),
-                                "leafUuid": _uuid(r)}, "summary")
+                    self._emit({"type": "summary", "summary": _slice(PROSE, r, r.randint(20, 90)).strip(), "leafUuid": _uuid(r)}, "summary")
             head, self.buf = self.buf, []
             for b in head:
                 fh.write(b)
@@ -541,21 +630,34 @@ class SessionWriter:
         self.lines = len(line_sizes)
         self.by_type["user"] = self.by_type.get("user-prompt", 0) + self.by_type.get("tool-result", 0)
         return {
-            "index": self.t["index"], "path": out_path, "bytes": written, "lines": self.lines,
-            "assistant_lines": self.assistant_lines, "requests": self.requests, "fast_requests": self.fast_requests,
-            "tool_uses": self.tool_uses, "tool_results": self.tool_results, "by_type": self.by_type,
+            "index": self.t["index"],
+            "path": out_path,
+            "bytes": written,
+            "lines": self.lines,
+            "assistant_lines": self.assistant_lines,
+            "requests": self.requests,
+            "fast_requests": self.fast_requests,
+            "tool_uses": self.tool_uses,
+            "tool_results": self.tool_results,
+            "by_type": self.by_type,
             "day_model": {f"{d}|{m}": v for (d, m), v in self.day_model.items()},
-            "line_sizes": line_sizes, "last_time": t, "req_n": self.req_n,
+            "line_sizes": line_sizes,
         }
 
     # rollback support: a discarded (last) turn must not count in the stats
     def lines_snapshot(self):
-        return (self.assistant_lines, self.requests, self.fast_requests, self.tool_uses, self.tool_results,
-                dict(self.by_type), {k: list(v) for k, v in self.day_model.items()})
+        return (
+            self.assistant_lines,
+            self.requests,
+            self.fast_requests,
+            self.tool_uses,
+            self.tool_results,
+            dict(self.by_type),
+            {k: list(v) for k, v in self.day_model.items()},
+        )
 
     def rollback(self, s) -> None:
-        (self.assistant_lines, self.requests, self.fast_requests, self.tool_uses, self.tool_results,
-         self.by_type, self.day_model) = s
+        (self.assistant_lines, self.requests, self.fast_requests, self.tool_uses, self.tool_results, self.by_type, self.day_model) = s
         self.buf = []
 
 
@@ -587,13 +689,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--days", type=int, default=30, help="sessions start within this many days")
     ap.add_argument("--start-date", default="2026-01-05", help="first day (UTC) of the time window")
-    ap.add_argument("--max-file-mib", type=float, default=64.0,
-                    help="size of the largest file before scaling to --total-mib (profile max)")
+    ap.add_argument("--max-file-mib", type=float, default=64.0, help="size of the largest file before scaling to --total-mib (profile max)")
     ap.add_argument("--opus-share", type=float, default=0.35, help="share of sessions whose main model is opus")
     ap.add_argument("--fast-frac", type=float, default=1 / 7, help="share of requests with usage.speed='fast'")
-    ap.add_argument("--varying-usage-frac", type=float, default=0.0,
-                    help="share of multi-block requests whose earlier lines carry a placeholder output_tokens "
-                         "(exercises keep-max dedupe; default 0 = all lines of a request share one usage)")
+    ap.add_argument(
+        "--varying-usage-frac",
+        type=float,
+        default=0.0,
+        help="share of multi-block requests whose earlier lines carry a placeholder output_tokens "
+        "(exercises keep-max dedupe; default 0 = all lines of a request share one usage)",
+    )
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
     ap.add_argument("--force", action="store_true", help="write even if OUT/projects already has files")
     a = ap.parse_args(argv)
@@ -601,8 +706,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     proj_root = os.path.join(a.out, "projects")
     if os.path.isdir(proj_root) and any(os.scandir(proj_root)) and not a.force:
-        print(f"error: {proj_root} is not empty (use --force to overwrite same-named files; "
-              f"delete it for a clean corpus)", file=sys.stderr)
+        print(f"error: {proj_root} is not empty (use --force to overwrite same-named files; delete it for a clean corpus)", file=sys.stderr)
         return 2
     g = random.Random(a.seed)
     total_bytes = int(a.total_mib * 1024 * 1024)
@@ -625,10 +729,20 @@ def main(argv: list[str] | None = None) -> int:
         est_duration = sizes[i] / 4500.0 * 25.0
         st = start + g.uniform(0, max(3600.0, window - est_duration))
         d = os.path.join(proj_root, "-home-dev-src-" + name)
-        tasks.append({"index": i, "seed": a.seed, "target_bytes": sizes[i], "start_time": st,
-                      "session_id": sid, "cwd": "/home/dev/src/" + name, "path": os.path.join(d, sid + ".jsonl"),
-                      "opus_share": a.opus_share, "fast_frac": a.fast_frac,
-                      "varying_usage_frac": a.varying_usage_frac})
+        tasks.append(
+            {
+                "index": i,
+                "seed": a.seed,
+                "target_bytes": sizes[i],
+                "start_time": st,
+                "session_id": sid,
+                "cwd": "/home/dev/src/" + name,
+                "path": os.path.join(d, sid + ".jsonl"),
+                "opus_share": a.opus_share,
+                "fast_frac": a.fast_frac,
+                "varying_usage_frac": a.varying_usage_frac,
+            }
+        )
     for d in {os.path.dirname(tk["path"]) for tk in tasks}:
         os.makedirs(d, exist_ok=True)
 
@@ -642,14 +756,21 @@ def main(argv: list[str] | None = None) -> int:
     results.sort(key=lambda x: x["index"])
 
     # ---- aggregate
-    tot = {"files": len(results), "projects": len({os.path.dirname(x["path"]) for x in results}),
-           "bytes": 0, "lines": 0, "assistant_lines": 0, "unique_requests": 0, "fast_requests": 0,
-           "tool_uses": 0, "tool_results": 0}
+    tot = {
+        "files": len(results),
+        "projects": len({os.path.dirname(x["path"]) for x in results}),
+        "bytes": 0,
+        "lines": 0,
+        "assistant_lines": 0,
+        "unique_requests": 0,
+        "fast_requests": 0,
+        "tool_uses": 0,
+        "tool_results": 0,
+    }
     by_type: dict[str, int] = {}
     day_model: dict[str, list[int]] = {}
     all_lines: list[int] = []
     fsizes = []
-    first_ts, last_ts = None, None
     for x in results:
         tot["bytes"] += x["bytes"]
         tot["lines"] += x["lines"]
@@ -666,8 +787,15 @@ def main(argv: list[str] | None = None) -> int:
             acc = day_model.setdefault(k, [0] * 7)
             for j in range(7):
                 acc[j] += v[j]
-    keys = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-            "requests", "cache_write_5m_tokens", "cache_write_1h_tokens")
+    keys = (
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "requests",
+        "cache_write_5m_tokens",
+        "cache_write_1h_tokens",
+    )
     days: dict[str, dict] = {}
     models: dict[str, dict] = {}
     totals = dict.fromkeys(keys, 0)
@@ -688,10 +816,13 @@ def main(argv: list[str] | None = None) -> int:
         "args": vars(a),
         "totals_written": tot,
         "line_types": dict(sorted(by_type.items())),
-        "line_bytes": {"median": pct(all_lines, 50), "p90": pct(all_lines, 90), "p99": pct(all_lines, 99),
-                       "max": all_lines[-1] if all_lines else 0},
-        "file_bytes": {"min": fsizes[0], "median": pct(fsizes, 50), "p90": pct(fsizes, 90), "p99": pct(fsizes, 99),
-                       "max": fsizes[-1]},
+        "line_bytes": {
+            "median": pct(all_lines, 50),
+            "p90": pct(all_lines, 90),
+            "p99": pct(all_lines, 99),
+            "max": all_lines[-1] if all_lines else 0,
+        },
+        "file_bytes": {"min": fsizes[0], "median": pct(fsizes, 50), "p90": pct(fsizes, 90), "p99": pct(fsizes, 99), "max": fsizes[-1]},
         "tokens_unique_requests": totals,
         "tokens_by_model": models,
         "tokens_by_day_utc": days,

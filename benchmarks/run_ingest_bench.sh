@@ -10,7 +10,8 @@
 #   c. tokaudit ingest into a fresh database                   (cold ingest; db deleted before each run)
 #   d. tokaudit usage --by day --json on the ingested database (warm report)
 #   e. tokaudit ingest again with no file changed              (re-ingest)
-#   f. peak RSS (GNU time -v) of b, c, d, e
+#   f. peak RSS of b, c, d, e: GNU time -v (largest single process) and, because a tool may
+#      parse in several processes, the sampled peak PSS summed over the process tree
 # The commands are interleaved in ROUNDS rounds (a b c d e, a b c d e, ...) because the
 # machines are shared and noisy; the report pools all runs and also gives per-round ratios.
 # Writes a Markdown report to stdout and to $RESULTS_MD (default benchmarks/results-ingest.md);
@@ -77,7 +78,7 @@ CAT_CMD="find $(q "$DATA/projects") -type f -name '*.jsonl' -print0 | xargs -0 c
 CC_CMD="env CLAUDE_CONFIG_DIR=$(q "$DATA") CODEX_HOME=$(q "$EMPTY_CODEX") $(q "$CCUSAGE_BIN") claude daily --offline --json -z UTC"
 INGEST_CMD=${INGEST_CMD:-"$TOKAUDIT_BIN ingest --db $(q "$DB") $(q "$DATA/projects")"}
 USAGE_CMD=${USAGE_CMD:-"$TOKAUDIT_BIN usage --by day --db $(q "$DB") --json"}
-PREP_CMD="rm -f $(q "$DB") $(q "$DB.wal")"
+PREP_CMD="rm -rf $(q "$DB") $(q "$DB.wal") $(q "$DB.tmp")"
 
 step() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$STEPS"; }   # id, label, command, status
 
@@ -92,7 +93,7 @@ step() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$STEPS"; }   # id, la
   echo "hyperfine=$(hyperfine --version 2>&1 | head -1)"
   echo "ccusage=$("$CCUSAGE_BIN" --version 2>&1 | head -1)"
   echo "python=$($PY --version 2>&1)"
-  echo "gnu_time=$(/usr/bin/time --version 2>&1 | head -1)"
+  echo "gnu_time=GNU time $(dpkg-query -W -f='${Version}' time 2>/dev/null || echo '?')"
   if [ "$SKIP_TOKAUDIT" != "1" ]; then
     echo "tokaudit=$(sh -c "$TOKAUDIT_BIN --version" 2>&1 | head -1)"
     echo "tokaudit_bin=$TOKAUDIT_BIN"
@@ -102,7 +103,7 @@ step() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$STEPS"; }   # id, la
   echo "data=$DATA"
   echo "data_files=$(find "$DATA/projects" -type f -name '*.jsonl' | wc -l)"
   echo "data_bytes=$(find "$DATA/projects" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {printf "%d", s}')"
-  echo "rounds=$ROUNDS runs=$RUNS fast_runs=$FAST_RUNS rss_runs=$RSS_RUNS"
+  echo "rounds=$ROUNDS"; echo "runs=$RUNS"; echo "fast_runs=$FAST_RUNS"; echo "rss_runs=$RSS_RUNS"
   echo "bench_tmp=$BENCH_TMP"
 } > "$BENCH_TMP/meta.env"
 free -g > "$BENCH_TMP/free.txt"
@@ -130,6 +131,7 @@ if [ "$SKIP_TOKAUDIT" != "1" ]; then
     TOK_OK=1
   else
     log "tokaudit sanity run FAILED (see $BENCH_TMP/out/tokaudit-*.stderr); tokaudit steps will be skipped"
+    TOKAUDIT_NOTE="tokaudit sanity run failed: $(cat "$BENCH_TMP"/out/tokaudit-*.stderr 2>/dev/null | tail -3 | tr '\n|' '  ' | cut -c1-200) (see $BENCH_TMP/out/)"
     FAILED=1
   fi
 fi
@@ -144,7 +146,7 @@ hf() {  # id round warmup runs [extra hyperfine args...] -- command
     log "  $id round $r FAILED (see $BENCH_TMP/hyperfine.log)"; echo "$id" >> "$BENCH_TMP/failed.txt"; FAILED=1
     return 1
   fi
-  log "  $id r$r: $($PY -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(f"{r[\"mean\"]:.3f} s ± {r[\"stddev\"] or 0:.3f}")' "$BENCH_TMP/hf/$id-r$r.json")"
+  log "  $id r$r: $($PY -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.3f s +- %.3f" % (r["mean"], r["stddev"] or 0))' "$BENCH_TMP/hf/$id-r$r.json")"
 }
 
 for r in $(seq 1 "$ROUNDS"); do
@@ -160,14 +162,16 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 
 # ---- peak RSS (GNU time -v); max over RSS_RUNS runs
-rss() {  # id prepare command
+rss() {  # id prepare command: GNU time -v (max single-process RSS) under a process-tree sampler (summed RSS/PSS)
   local id=$1 prep=$2 cmd=$3 i
   for i in $(seq 1 "$RSS_RUNS"); do
     [ -n "$prep" ] && sh -c "$prep"
-    /usr/bin/time -v -o "$BENCH_TMP/rss/$id-$i.txt" sh -c "$cmd" > /dev/null 2>> "$BENCH_TMP/rss/$id.stderr" \
+    $PY "$HERE/peak_mem.py" --json "$BENCH_TMP/rss/$id-$i.tree.json" -- \
+      /usr/bin/time -v -o "$BENCH_TMP/rss/$id-$i.txt" sh -c "$cmd" > /dev/null 2>> "$BENCH_TMP/rss/$id.stderr" \
       || { log "  rss $id run $i exited non-zero"; echo "rss:$id" >> "$BENCH_TMP/failed.txt"; FAILED=1; }
   done
-  log "  rss $id: $(grep -h 'Maximum resident' "$BENCH_TMP"/rss/$id-*.txt | awk '{print $NF}' | sort -n | tail -1) KiB (max of $RSS_RUNS)"
+  log "  rss $id: time -v max $(grep -h 'Maximum resident' "$BENCH_TMP"/rss/$id-*.txt | awk '{print $NF}' | sort -n | tail -1) KiB;" \
+      "tree PSS max $(cat "$BENCH_TMP"/rss/$id-*.tree.json | $PY -c 'import sys,json; print(max(json.loads(l)["tree_pss_peak_kb"] for l in sys.stdin))') KiB ($RSS_RUNS runs)"
 }
 log "peak RSS"
 rss ccusage "" "$CC_CMD"

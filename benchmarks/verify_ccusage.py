@@ -14,8 +14,12 @@ from __future__ import annotations
 import json
 import sys
 
-PAIRS = [("inputTokens", "input_tokens"), ("outputTokens", "output_tokens"),
-         ("cacheCreationTokens", "cache_creation_input_tokens"), ("cacheReadTokens", "cache_read_input_tokens")]
+PAIRS = [
+    ("inputTokens", "input_tokens"),
+    ("outputTokens", "output_tokens"),
+    ("cacheCreationTokens", "cache_creation_input_tokens"),
+    ("cacheReadTokens", "cache_read_input_tokens"),
+]
 
 
 def main(argv: list[str]) -> int:
@@ -54,11 +58,13 @@ def main(argv: list[str]) -> int:
             cmp(f"day {day} {model}", cm[model], gm[model])
     t = gen["tokens_unique_requests"]
     tw = gen["totals_written"]
-    print(f"generator: {tw['files']:,} files, {tw['lines']:,} lines, {tw['assistant_lines']:,} assistant lines, "
-          f"{tw['unique_requests']:,} unique requests; "
-          + ", ".join(f"{gk} {t[gk]:,}" for _, gk in PAIRS))
-    print("ccusage:   " + ", ".join(f"{ck} {cc['totals'][ck]:,}" for ck, _ in PAIRS)
-          + f", totalCost ${cc['totals'].get('totalCost', 0):,.2f}")
+    print(
+        f"generator: {tw['files']:,} files, {tw['lines']:,} lines, {tw['assistant_lines']:,} assistant lines, "
+        f"{tw['unique_requests']:,} unique requests; " + ", ".join(f"{gk} {t[gk]:,}" for _, gk in PAIRS)
+    )
+    print(
+        "ccusage:   " + ", ".join(f"{ck} {cc['totals'][ck]:,}" for ck, _ in PAIRS) + f", totalCost ${cc['totals'].get('totalCost', 0):,.2f}"
+    )
     if bad:
         print(f"MISMATCH ({len(bad)}):")
         for b in bad[:40]:

@@ -134,6 +134,12 @@ def test_unreadable_and_unknown_files_are_recorded_and_the_run_goes_on(store, tm
         assert kinds["locked.jsonl"] == "unreadable-file"
     assert summary.llm_calls >= 1
     assert store.duck.execute("SELECT count(*) FROM ingest_problems WHERE line_no = 0").fetchall()[0][0] >= 1
+    # Failed files are tried again (and fail again, recorded once, not twice); good files are not re-read.
+    # (locked.jsonl is readable again now: if it failed before, this run reads it.)
+    again = ingest_paths(store, [tmp_path])
+    assert again.files_failed == 1
+    assert again.files_unchanged >= 1  # good.jsonl is not re-read
+    assert store.duck.execute("SELECT count(*) FROM ingest_problems WHERE kind = 'unknown-format'").fetchall()[0][0] == 1
 
 
 def test_every_line_is_accounted_for_in_sources(store, logs):

@@ -9,7 +9,7 @@ Per file, one of:
 * **replaced** — head changed or file shrank: its old rows are deleted and it is
   parsed again from byte 0;
 * **failed** — cannot be opened or its format is not recognised: recorded as a
-  file-level problem (line 0), the run goes on.
+  file-level problem (line 0), the run goes on, and the next run tries it again.
 
 Each file's rows land in one transaction (several files may share one, so a
 crash loses none of a file's rows or all of them). Re-running changes nothing;
@@ -41,7 +41,7 @@ FILE_SUFFIXES = (".jsonl",)
 # per file costs an fsync each, which dominates on folders of small files.
 GROUP_FILES = 200
 GROUP_ROWS = 250_000
-WORKER_CHUNK_FILES = 50
+WORKER_CHUNK_FILES = 25
 MAX_SUMMARY_PROBLEMS = 1000  # all problems are stored; the summary lists the first ones
 
 
@@ -252,7 +252,9 @@ def plan(store: Store, files: Sequence[str], summary: IngestSummary) -> list[Fil
             works.append(FileWork(path, "new", st.st_size, st.st_mtime_ns))
             continue
         _, source_id, fmt, size, mtime_ns, head_bytes, head_sha, offset, state, lines_read = row
-        if size == st.st_size and mtime_ns == st.st_mtime_ns:
+        # A file that failed last time (unreadable, unknown format) is tried again on every run:
+        # a chmod does not change its mtime, and it must not stay silently skipped.
+        if fmt != "unknown" and size == st.st_size and mtime_ns == st.st_mtime_ns:
             summary.files_unchanged += 1
             continue
         kind = "grown"
@@ -349,7 +351,7 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
         in_flight: deque = deque()
         for chunk in chunks:
             in_flight.append(pool.submit(_parse_chunk, chunk, forced_format, max_line_bytes))
-            if len(in_flight) >= 2 * workers:
+            if len(in_flight) > workers:
                 yield in_flight.popleft().result()
         while in_flight:
             yield in_flight.popleft().result()
