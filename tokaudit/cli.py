@@ -111,23 +111,28 @@ def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_jso
     Example:
       tokaudit ingest ~/.claude/projects --workers 2
     """
-    from tokaudit.ingest.runner import ingest_paths
+    from tokaudit.config import load_config, resolve_db
+    from tokaudit.ingest.run import ingest_db
 
-    store, config = _open(db, config_path, wait_s, no_upgrade)
-    with store:
-        limit = max_line_bytes or config.max_line_bytes
-        if sys.stderr.isatty() and not quiet and not as_json:
-            from rich.console import Console
-            from rich.progress import Progress
+    config = load_config(config_path)
+    options = dict(
+        forced_format=forced_format,
+        workers=workers,
+        max_line_bytes=max_line_bytes or config.max_line_bytes,
+        wait_s=wait_s,
+        upgrade=not no_upgrade,
+    )
+    if sys.stderr.isatty() and not quiet and not as_json:
+        from rich.console import Console
+        from rich.progress import Progress
 
-            with Progress(console=Console(stderr=True), transient=True) as progress:
-                task = progress.add_task("ingesting", total=None)
-                summary = ingest_paths(
-                    store, paths, forced_format=forced_format, workers=workers, max_line_bytes=limit,
-                    on_progress=lambda done, total: progress.update(task, completed=done, total=total),
-                )
-        else:
-            summary = ingest_paths(store, paths, forced_format=forced_format, workers=workers, max_line_bytes=limit)
+        with Progress(console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task("ingesting", total=None)
+            summary = ingest_db(
+                resolve_db(db, config), paths, **options, on_progress=lambda done, total: progress.update(task, completed=done, total=total)
+            )
+    else:
+        summary = ingest_db(resolve_db(db, config), paths, **options)
     if as_json:
         click.echo(json.dumps(summary.to_dict(), indent=2))
     elif not quiet:

@@ -21,22 +21,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from tokaudit.config import DEFAULT_MAX_LINE_BYTES
-from tokaudit.errors import NoInputError
-from tokaudit.ingest import INGESTERS, SNIFF_BYTES, get_format, sniff_format
+from tokaudit.ingest import SNIFF_BYTES, get_format, sniff_format
 from tokaudit.ingest.base import ParseResult, Problem
+from tokaudit.ingest.discover import resolve_files
 from tokaudit.ingest.reader import ReadState, iter_lines
+from tokaudit.ingest.summary import IngestSummary
 from tokaudit.redact import excerpt
 from tokaudit.store.engine import Store
 
-FILE_SUFFIXES = (".jsonl",)
 # Commit after this many files or rows, whichever comes first: one transaction
 # per file costs an fsync each, which dominates on folders of small files.
 GROUP_FILES = 200
@@ -77,96 +75,6 @@ class FileOutcome:
     n_sessions: int = 0
     n_llm_calls: int = 0
     n_tool_calls: int = 0
-
-
-@dataclass
-class IngestSummary:
-    """What one ingest run did; ``lines_*`` count this run's lines only."""
-
-    files_new: int = 0
-    files_grown: int = 0
-    files_replaced: int = 0
-    files_unchanged: int = 0
-    files_failed: int = 0
-    lines_read: int = 0
-    lines_ok: int = 0
-    lines_skipped: int = 0
-    lines_problem: int = 0
-    lines_pending: int = 0
-    skipped_by_rule: Counter[str] = field(default_factory=Counter)
-    sessions: int = 0
-    llm_calls: int = 0
-    tool_calls: int = 0
-    problems: list[tuple[str, Problem]] = field(default_factory=list)
-    missing_paths: list[str] = field(default_factory=list)
-
-    @property
-    def files_seen(self) -> int:
-        return self.files_new + self.files_grown + self.files_replaced + self.files_unchanged + self.files_failed
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "files": {
-                "new": self.files_new,
-                "grown": self.files_grown,
-                "replaced": self.files_replaced,
-                "unchanged": self.files_unchanged,
-                "failed": self.files_failed,
-            },
-            "lines": {
-                "read": self.lines_read,
-                "used": self.lines_ok,
-                "skipped": self.lines_skipped,
-                "problem": self.lines_problem,
-                "pending": self.lines_pending,
-            },
-            "skipped_by_rule": dict(sorted(self.skipped_by_rule.items())),
-            "rows": {"sessions": self.sessions, "llm_calls": self.llm_calls, "tool_calls": self.tool_calls},
-            "problems": [
-                {"path": path, "line_no": p.line_no, "kind": p.kind, "message": p.message, "excerpt": p.excerpt}
-                for path, p in self.problems
-            ],
-            "missing_paths": self.missing_paths,
-        }
-
-
-# --- finding files -----------------------------------------------------------------------------
-
-
-def default_paths() -> list[Path]:
-    """The default log folders of every known format that exist on this machine."""
-    roots = [root for module in INGESTERS.values() for root in module.default_roots()]
-    return [r for r in roots if r.is_dir()]
-
-
-def discover(paths: Iterable[str | os.PathLike[str]], missing: list[str]) -> list[str]:
-    """Files under ``paths`` (folders walked for ``*.jsonl``; files taken as given), sorted, deduplicated.
-
-    Paths are made canonical (symlinks resolved) so one file reached two ways
-    is read once; folders are resolved once and walked without following links.
-    """
-    found: set[str] = set()
-    for p in paths:
-        p = os.path.realpath(os.path.expanduser(os.fspath(p)))
-        if os.path.isfile(p):
-            found.add(p)
-        elif os.path.isdir(p):
-            _walk(p, found)
-        else:
-            missing.append(p)
-    return sorted(found)
-
-
-def _walk(folder: str, found: set[str]) -> None:
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return  # an unreadable folder holds nothing we can read
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            _walk(entry.path, found)
-        elif entry.name.endswith(FILE_SUFFIXES):
-            found.add(os.path.realpath(entry.path) if entry.is_symlink() else entry.path)
 
 
 # --- parsing one file (pure apart from reading the file; runs in worker processes) -----------------
@@ -295,16 +203,7 @@ def ingest_paths(
     if forced_format is not None:
         get_format(forced_format)
     summary = IngestSummary()
-    if not paths:
-        paths = default_paths()
-        if not paths:
-            searched = [str(r) for m in INGESTERS.values() for r in m.default_roots()]
-            raise NoInputError(
-                "no log folders found in the default locations", hint=f"pass paths to ingest; looked in: {', '.join(searched)}"
-            )
-    files = discover(paths, summary.missing_paths)
-    if not files and summary.missing_paths:
-        raise NoInputError(f"no such file or folder: {', '.join(summary.missing_paths)}", hint="check the paths you passed")
+    files = resolve_files(paths, summary.missing_paths)
     works = plan(store, files, summary)
     done = summary.files_unchanged
     if on_progress:

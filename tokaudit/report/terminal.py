@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from tokaudit.analyze.usage import UsageReport
-    from tokaudit.ingest.runner import IngestSummary
+    from tokaudit.ingest.summary import IngestSummary
 
 
 def _cell(value: Any, column: str = "") -> Text:

@@ -22,6 +22,7 @@ import duckdb
 
 from tokaudit.errors import DatabaseLockedError, DatabaseVersionError, TokauditError
 from tokaudit.store import migrate
+from tokaudit.store.urls import db_path, db_url  # noqa: F401  (re-exported: open_store takes either)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -73,17 +74,6 @@ class Store:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def db_url(db: str) -> str:
-    """Turn a ``--db`` value (path or URL) into a SQLAlchemy URL."""
-    if "://" in db:
-        if not db.startswith("duckdb://"):
-            raise TokauditError(f"unsupported database URL {db!r}", hint="use a file path or a duckdb:///PATH URL")
-        return db
-    if db == ":memory:":
-        return "duckdb:///:memory:"
-    return f"duckdb:///{Path(db).expanduser().resolve()}"
 
 
 def current_revision(duck: duckdb.DuckDBPyConnection) -> str | None:
