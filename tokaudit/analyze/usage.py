@@ -185,8 +185,20 @@ def priced_calls_sql(store: Store, config: Config, tz: str, since: date | None, 
               AND model NOT IN (SELECT model FROM extra WHERE pricing_tier = 'override')
             UNION ALL BY NAME
             SELECT * FROM extra
+        ),
+        -- Tier thresholds per model and day, highest first: a request takes the first one its
+        -- total input exceeds (the base tier's -1 always matches). An equi-join on the chosen
+        -- threshold is cheaper than an ASOF join over every request.
+        starts AS (
+            SELECT model, provider, price_day, list(above_input_tokens ORDER BY above_input_tokens DESC) AS starts
+            FROM prices GROUP BY ALL
+        ),
+        tiered AS (
+            SELECT c.*, list_filter(s.starts, lambda x: x < c.input_total_tokens)[1] AS tier
+            FROM calls AS c
+            LEFT JOIN starts AS s ON s.model = c.model AND s.provider = coalesce(c.provider, '') AND s.price_day = c.price_day
         )
-        SELECT c.*, p.price_model_id, p.pricing_tier,
+        SELECT c.* EXCLUDE (tier), p.price_model_id, p.pricing_tier,
                CASE WHEN p.pricing_tier = 'override' THEN 'override' WHEN p.model IS NOT NULL THEN ? END AS price_source,
                c.input_tokens * p.input_usd_per_token
              + c.cache_read_tokens * p.cache_read_usd_per_token
@@ -194,10 +206,9 @@ def priced_calls_sql(store: Store, config: Config, tz: str, since: date | None, 
              + c.cache_write_1h_tokens * p.cache_write_1h_usd_per_token
              + c.output_tokens * p.output_usd_per_token
              + c.web_search_requests * p.web_search_usd_per_request AS cost_usd
-        FROM calls AS c
-        ASOF LEFT JOIN prices AS p
-          ON c.model = p.model AND coalesce(c.provider, '') = p.provider
-         AND c.price_day = p.price_day AND c.input_total_tokens > p.above_input_tokens
+        FROM tiered AS c
+        LEFT JOIN prices AS p
+          ON p.model = c.model AND p.provider = coalesce(c.provider, '') AND p.price_day = c.price_day AND p.above_input_tokens = c.tier
     """
     return sql, [*params, *extra_params, price_source(), price_source()], unpriced
 
