@@ -182,7 +182,6 @@ def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s
     """
 
     from tokaudit.analyze.usage import usage_report
-    from tokaudit.report.terminal import render_usage, usage_csv
 
     if as_json and as_csv:
         raise click.UsageError("choose one of --json and --csv")
