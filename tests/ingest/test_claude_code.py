@@ -100,3 +100,19 @@ def test_any_json_whitespace_is_accepted():
     spaced = json.dumps(claude_assistant()).encode()  # "usage": { with spaces, which ccusage ignores
     r = claude_code.parse(lines(spaced), path=PATH, state=None)
     assert r.llm_calls["claude:msg_1:req_1"]["cache_read_tokens"] == 1000
+
+
+def test_older_subagent_files_next_to_sessions_and_leading_summaries():
+    path = "/logs/projects/-home-dev-app/agent-7f3a.jsonl"
+    summary = {"type": "summary", "summary": "Fixing the build", "leafUuid": "x"}
+    r = parse(summary, claude_assistant(session="s1", isSidechain=True), path=path)
+    assert list(r.sessions) == ["claude-code:s1:agent-7f3a"]
+    assert r.lines_ok == 2
+
+
+def test_reported_tool_duration_wins_over_timestamps():
+    use = claude_assistant(blocks=[{"type": "tool_use", "id": "toolu_t", "name": "Task", "input": {"prompt": "x"}}])
+    result = claude_user_result("toolu_t", "done")
+    result["toolUseResult"] = {"status": "completed", "totalDurationMs": 41234, "usage": {"input_tokens": 9}}
+    tc = parse(use, result).tool_calls["toolu_t"]
+    assert (tc["duration_ms"], tc["duration_method"]) == (41234, "reported")

@@ -96,3 +96,12 @@ def test_wrong_types_are_problems():
     r = parse(meta(), codex_line("event_msg", {"type": "token_count", "info": "n/a"}), b'{"timestamp":"2026-03-10T10:00:0', model())
     assert [(p.line_no, p.kind) for p in r.problems] == [(2, "wrong-type"), (3, "invalid-json")]
     assert r.lines_read == 4
+
+
+def test_builds_with_only_last_token_usage_and_info_model():
+    last_only = codex_line("event_msg", {"type": "token_count", "info": {"last_token_usage": {
+        "input_tokens": 900, "cached_input_tokens": 100, "output_tokens": 40, "reasoning_output_tokens": 5, "total_tokens": 940},
+        "model": "gpt-5-codex"}}, "2026-03-10T10:00:07.000Z")
+    r = parse(meta(), last_only)
+    (call,) = r.llm_calls.values()
+    assert (call["input_tokens"], call["cache_read_tokens"], call["output_tokens"], call["model"]) == (800, 100, 40, "gpt-5-codex")

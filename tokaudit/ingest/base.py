@@ -158,6 +158,7 @@ def merge_tool_call(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         if value is not None and merged.get(key) is None:
             merged[key] = value
     if merged.get("duration_ms") is None and merged.get("ts_utc") and merged.get("result_ts_utc"):
+        # No duration reported by the tool: the time between the request line and the result line.
         delta = merged["result_ts_utc"] - merged["ts_utc"]
         merged["duration_ms"] = max(0, round(delta.total_seconds() * 1000))
         merged["duration_method"] = "timestamps"

@@ -119,6 +119,7 @@ class ClaudeLine(Struct):
     isApiErrorMessage: bool | None = None
     subtype: str | None = None
     message: Message | None = None
+    toolUseResult: Raw = Raw(b"")
 
 
 _decoder = msgspec.json.Decoder(ClaudeLine)
@@ -174,11 +175,14 @@ def _project_of(path: str) -> str:
 
 
 def _subagent_of(path: str) -> str | None:
-    """``agent-<id>`` for a file under ``<session>/subagents/``, else None."""
-    p = PurePath(path)
-    if p.parent.name == "subagents" and p.stem.startswith("agent-"):
-        return p.stem.removeprefix("agent-")
-    return None
+    """The agent id of a subagent transcript, else None.
+
+    Current Claude Code writes them to ``<session>/subagents/agent-<id>.jsonl``;
+    older versions wrote ``agent-<id>.jsonl`` next to the session files. Either
+    way the lines carry the parent's ``sessionId``.
+    """
+    stem = PurePath(path).stem
+    return stem.removeprefix("agent-") if stem.startswith("agent-") else None
 
 
 def _result_size(content: Raw) -> tuple[int, str, bytes]:
@@ -241,7 +245,10 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
 
 def _use_line(result: ParseResult, line: Line, obj: ClaudeLine, project: str, subagent: str | None) -> None:
     ts = utc_naive(obj.timestamp)
-    raw_session = obj.sessionId or result.state.get("session_uuid") or PurePath(project).name
+    raw_session = obj.sessionId or result.state.get("session_uuid")
+    if raw_session is None:
+        # Lines before any session id (a leading `summary`) describe no session of their own.
+        return
     result.state["session_uuid"] = raw_session
     parent_id = f"claude-code:{raw_session}"
     if subagent is not None:
@@ -291,19 +298,39 @@ def _use_line(result: ParseResult, line: Line, obj: ClaudeLine, project: str, su
         for block in blocks:
             if block.type == "tool_result" and block.tool_use_id:
                 size, types, hashed = _result_size(block.content)
-                result.add_tool_call(
-                    {
-                        "tool_call_id": block.tool_use_id,
-                        "session_id": session_id,
-                        "result_line_no": line.line_no,
-                        "result_ts_utc": ts,
-                        "result_bytes": size,
-                        "result_sha256": sha256_hex(hashed),
-                        "result_content_types": types,
-                        "result_truncated": False,
-                        "is_error": bool(block.is_error),
-                    }
-                )
+                row = {
+                    "tool_call_id": block.tool_use_id,
+                    "session_id": session_id,
+                    "result_line_no": line.line_no,
+                    "result_ts_utc": ts,
+                    "result_bytes": size,
+                    "result_sha256": sha256_hex(hashed),
+                    "result_content_types": types,
+                    "result_truncated": False,
+                    "is_error": bool(block.is_error),
+                }
+                duration = _reported_duration_ms(obj.toolUseResult)
+                if duration is not None:
+                    row["duration_ms"], row["duration_method"] = duration, "reported"
+                result.add_tool_call(row)
+
+
+def _reported_duration_ms(raw: Raw) -> int | None:
+    """``durationMs`` / ``totalDurationMs`` from a ``toolUseResult`` object, when the tool reports one."""
+    data = bytes(raw)
+    if b"urationMs" not in data:
+        return None  # most results carry none: do not decode them
+    try:
+        value = _any_decoder.decode(data)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    for key in ("durationMs", "totalDurationMs"):
+        ms = value.get(key)
+        if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms >= 0:
+            return round(ms)
+    return None
 
 
 def _synthetic_event(result: ParseResult, line: Line, obj: ClaudeLine, session_id: str, ts: datetime | None) -> None:

@@ -95,6 +95,7 @@ class TokenInfo(Struct):
     total_token_usage: TokenUsage | None = None
     last_token_usage: TokenUsage | None = None
     model_context_window: Tokens | None = None
+    model: str | None = None
 
 
 class EventMsg(Struct):
@@ -284,9 +285,17 @@ def _event_line(result: ParseResult, line: Line, event: EventMsg, session_id: st
             result.add_event({"line_no": line.line_no, "session_id": session_id, "ts_utc": ts, "kind": kind, "detail": None})
         return None
     info = event.info
-    if info is None or info.total_token_usage is None:
+    if info is None or (info.total_token_usage is None and info.last_token_usage is None):
         return "token-count-no-info"
     st = result.state
+    if info.model:
+        st["model"] = info.model
+    if info.total_token_usage is None:
+        # Builds that report only the per-call usage: nothing to difference, so each event is a
+        # call; repeats are recognised by the dedup key (same time, model and counts).
+        last = info.last_token_usage
+        _add_call(result, line, [getattr(last, f) for f in _TOTAL_FIELDS], info, session_id, ts)
+        return None
     totals = [getattr(info.total_token_usage, f) for f in _TOTAL_FIELDS]
     delta = [new - old for new, old in zip(totals, st["totals"])]
     if all(d == 0 for d in delta):
