@@ -41,3 +41,23 @@ def test_other_shared_samples_are_not_claimed(samples):
 @pytest.mark.parametrize("head", [b"", b"not json\n", b'{"a":1}\n', b"[1,2]\n", b'"x"\n', b"\xff\xfe\n"])
 def test_unrecognisable_heads(head):
     assert sniff_format(head) is None
+
+
+def test_first_line_longer_than_the_sniff_window(tmp_path, store):
+    """A session file that starts with a multi-MB file-history-snapshot line is still Claude Code."""
+    import json
+
+    from tests.ingest.helpers import claude_assistant
+    from tokaudit.ingest.runner import ingest_paths
+
+    snapshot = {"type": "file-history-snapshot", "messageId": "m", "snapshot": {"blob": "x" * (SNIFF_BYTES * 3)}}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(snapshot, separators=(",", ":")) + "\n" + json.dumps(claude_assistant(), separators=(",", ":")) + "\n")
+    assert sniff_format(path.read_bytes()[:SNIFF_BYTES]) == "claude-code"
+    summary = ingest_paths(store, [path])
+    assert summary.llm_calls == 1 and summary.skipped_by_rule["type:file-history-snapshot"] == 1
+
+
+def test_codex_prefix_fallback():
+    head = b'{"timestamp":"2026-03-10T10:00:00.000Z","type":"session_meta","payload":{"instructions":"' + b"x" * SNIFF_BYTES
+    assert sniff_format(head) == "codex"

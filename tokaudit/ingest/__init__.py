@@ -67,9 +67,16 @@ def head_objects(head: bytes) -> list[Any]:
 
 
 def sniff_format(head: bytes) -> str | None:
-    """Name of the one format whose ``sniff`` accepts this file head, else None."""
+    """Name of the one format whose ``sniff`` accepts this file head, else None.
+
+    Formats judge the first complete JSON lines. When the head holds none (a
+    first line longer than the sniff window, such as a Claude Code
+    ``file-history-snapshot`` of several MB), they judge its first bytes.
+    """
     objs = head_objects(head)
-    if not objs:
-        return None
-    matches = [name for name, module in INGESTERS.items() if module.sniff(objs)]
+    if objs:
+        matches = [name for name, module in INGESTERS.items() if module.sniff(objs)]
+    else:
+        first = head.lstrip()[:4096]
+        matches = [name for name, module in INGESTERS.items() if module.sniff_prefix(first)]
     return matches[0] if len(matches) == 1 else None

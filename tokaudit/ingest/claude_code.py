@@ -41,6 +41,7 @@ Quirks handled:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from datetime import datetime
 from functools import lru_cache
@@ -150,6 +151,14 @@ def sniff(head: list[Any]) -> bool:
         if obj.get("type") in ("summary", "file-history-snapshot") and ("leafUuid" in obj or "snapshot" in obj):
             return True
     return False
+
+
+_PREFIX = re.compile(rb'^\{\s*"(?:type"\s*:\s*"(?:file-history-snapshot|summary|user|assistant)"|parentUuid"|leafUuid")')
+
+
+def sniff_prefix(first: bytes) -> bool:
+    """True when the first bytes of an over-long first line look like a Claude Code line."""
+    return bool(_PREFIX.match(first)) or (b'"sessionId"' in first and b'"payload"' not in first)
 
 
 @lru_cache(maxsize=256)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -145,6 +146,14 @@ def sniff(head: list[Any]) -> bool:
         if obj.get("type") in LINE_TYPES and "payload" in obj and "timestamp" in obj:
             return True
     return False
+
+
+_PREFIX = re.compile(rb'^\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"(?:session_meta|turn_context|response_item|event_msg|compacted)"')
+
+
+def sniff_prefix(first: bytes) -> bool:
+    """True when the first bytes of an over-long first line look like a Codex rollout line."""
+    return bool(_PREFIX.match(first))
 
 
 def _as_text(raw: Raw) -> bytes:
