@@ -105,3 +105,17 @@ def test_builds_with_only_last_token_usage_and_info_model():
     r = parse(meta(), last_only)
     (call,) = r.llm_calls.values()
     assert (call["input_tokens"], call["cache_read_tokens"], call["output_tokens"], call["model"]) == (800, 100, 40, "gpt-5-codex")
+
+
+def test_local_shell_and_web_search_items_are_tool_calls():
+    r = parse(
+        meta(), model(),
+        codex_line("response_item", {"type": "local_shell_call", "call_id": "ls_1", "status": "completed",
+                                     "action": {"type": "exec", "command": ["bash", "-lc", "ls"]}}),
+        codex_line("response_item", {"type": "function_call_output", "call_id": "ls_1", "output": "a.txt\n"}),
+        codex_line("response_item", {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}}),
+    )
+    shell, search = r.tool_calls["ls_1"], r.tool_calls["ws_1"]
+    assert (shell["tool_name"], shell["result_bytes"]) == ("local_shell", 6)
+    assert shell["args_bytes"] > 0
+    assert (search["tool_name"], search["tool_kind"]) == ("web_search", "web_search")

@@ -111,6 +111,7 @@ class ResponseItem(Struct):
     arguments: Raw = Raw(b"null")
     input: Raw = Raw(b"null")
     output: Raw = Raw(b"null")
+    action: Raw = Raw(b"null")
     call_id: str | None = None
     id: str | None = None
     status: str | None = None
@@ -122,6 +123,10 @@ _turn_context = msgspec.json.Decoder(TurnContext)
 _event_msg = msgspec.json.Decoder(EventMsg)
 _response_item = msgspec.json.Decoder(ResponseItem)
 _any = msgspec.json.Decoder()
+
+# response_item types that are tool calls -> the name to use when the item has none.
+_TOOL_ITEMS = {"function_call": "", "custom_tool_call": "", "web_search_call": "web_search", "local_shell_call": "local_shell"}
+_TOOL_KINDS = {"function_call": "function", "custom_tool_call": "custom", "web_search_call": "web_search", "local_shell_call": "function"}
 
 _EVENT_KINDS = {
     "context_compacted": "compaction_notice",
@@ -362,10 +367,10 @@ def _add_call(result: ParseResult, line: Line, delta: list[int], info: TokenInfo
 
 def _response_item_line(result: ParseResult, line: Line, item: ResponseItem, session_id: str, ts: datetime | None) -> str | None:
     kind = item.type
-    if kind in ("function_call", "custom_tool_call", "web_search_call"):
+    if kind in _TOOL_ITEMS:
         tool_call_id = item.call_id or item.id or f"line-{line.line_no}"
-        name = item.name or ("web_search" if kind == "web_search_call" else "")
-        args = _as_text(item.arguments if kind == "function_call" else item.input)
+        name = item.name or _TOOL_ITEMS[kind]
+        args = _as_text({"function_call": item.arguments, "custom_tool_call": item.input}.get(kind, item.action))
         server, tool = split_mcp_name(name)
         result.add_tool_call(
             {
@@ -375,7 +380,7 @@ def _response_item_line(result: ParseResult, line: Line, item: ResponseItem, ses
                 "line_no": line.line_no,
                 "ts_utc": ts,
                 "tool_name": name,
-                "tool_kind": "mcp" if server else {"function_call": "function", "custom_tool_call": "custom"}.get(kind, "web_search"),
+                "tool_kind": "mcp" if server else _TOOL_KINDS[kind],
                 "mcp_server": server,
                 "mcp_tool": tool,
                 "args_bytes": len(args),
@@ -384,7 +389,7 @@ def _response_item_line(result: ParseResult, line: Line, item: ResponseItem, ses
             }
         )
         result.state["pending_tools"].append(tool_call_id)
-    elif kind in ("function_call_output", "custom_tool_call_output") and item.call_id:
+    elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output") and item.call_id:
         text = _as_text(item.output)
         result.add_tool_call(
             {
