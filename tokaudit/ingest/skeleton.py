@@ -22,16 +22,26 @@ import re
 MAX_SKELETON_CHARS = 2000
 _LONG_STRING_CHARS = 24
 
-# A JSON string value (after ':' or ',' or '[') — keys are followed by ':', values are not.
-_VALUE_PREFIX = r"([:,\[]\s*)"
-# Unrolled string body; the lookahead only checks that it is long enough.
-_LONG_STRING = re.compile(_VALUE_PREFIX + r'"((?=(?:[^"\\]|\\.){%d})[^"\\]*(?:\\.[^"\\]*)*)"' % (_LONG_STRING_CHARS + 1), re.S)
-_ID_STRING = re.compile(_VALUE_PREFIX + r'"(?=[^"\s]*\d)[A-Za-z0-9_\-:.=+/]{6,%d}"' % _LONG_STRING_CHARS)
-_NUMBER = re.compile(_VALUE_PREFIX + r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+# One pass over the text: a value (after ':' ',' or '[' — keys are followed by ':', values are
+# not) that is a long string, an id-like string, or a number. The long-string body is the
+# unrolled form; the lookaheads only check its length and that an id has a digit.
+_VALUE = re.compile(
+    r'([:,\[]\s*)(?:'
+    r'"((?=(?:[^"\\]|\\.){%d})[^"\\]*(?:\\.[^"\\]*)*)"'  # 2: long string
+    r'|"((?=[^"\s]*\d)[A-Za-z0-9_\-:.=+/]{6,%d})"'  # 3: id-like string
+    r"|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)"  # 4: number
+    r")" % (_LONG_STRING_CHARS + 1, _LONG_STRING_CHARS),
+    re.S,
+)
 
 
-def _bucket(match: re.Match[str]) -> str:
-    return f'{match.group(1)}"<s{1 << (len(match.group(2)) - 1).bit_length()}>"'
+def _replace(match: re.Match[str]) -> str:
+    prefix, long_string, id_string, _number = match.groups()
+    if long_string is not None:
+        return f'{prefix}"<s{1 << (len(long_string) - 1).bit_length()}>"'
+    if id_string is not None:
+        return f'{prefix}"<id>"'
+    return f"{prefix}<n>"
 
 
 def args_skeleton(raw: bytes | str) -> str:
@@ -55,6 +65,4 @@ def args_skeleton(raw: bytes | str) -> str:
 
 
 def _mask(text: str) -> str:
-    text = _LONG_STRING.sub(_bucket, text)
-    text = _ID_STRING.sub(r'\1"<id>"', text)
-    return _NUMBER.sub(r"\1<n>", text)
+    return _VALUE.sub(_replace, text)

@@ -10,6 +10,7 @@ Python with the same rules the parsers use, then written back.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -88,11 +89,27 @@ def build_batch(outcomes: list[FileOutcome]) -> FileBatch:
 
 
 def to_arrow(items: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
-    """Rows (dicts; missing keys are NULL) as an Arrow table, built column by column.
+    """Rows (dicts; missing keys are NULL) as an Arrow table.
 
-    ``pa.Table.from_pylist`` costs about ten times more on wide rows.
+    Each row is fetched whole by a C-level ``itemgetter`` and the rows are
+    transposed with ``zip``: per-cell Python (``from_pylist``, or a
+    comprehension per column) cost ten times more on wide rows.
     """
-    return pa.table({name: pa.array([item.get(name) for item in items], type=schema.field(name).type) for name in schema.names}, schema=schema)
+    names = schema.names
+    if not items:
+        return schema.empty_table()
+    getter = operator.itemgetter(*names)
+    template = dict.fromkeys(names)
+
+    def fetch(item: dict[str, Any]) -> tuple[Any, ...]:
+        try:
+            return getter(item)
+        except KeyError:  # a row without some optional columns: they are NULL
+            return getter({**template, **item})
+
+    rows = [fetch(item) for item in items]
+    columns = zip(*rows) if len(names) > 1 else ([r] for r in rows)
+    return pa.table([pa.array(col, type=field.type) for col, field in zip(columns, schema)], schema=schema)
 
 
 def write_batch(store: Store, batch: FileBatch) -> None:
