@@ -210,6 +210,11 @@ def ingest_paths(
         on_progress(done, len(files))
     if workers is None:
         workers = min(os.cpu_count() or 1, 4) if len(works) >= 2 * WORKER_CHUNK_FILES else 1
+    if works:
+        # DuckDB checkpoints (rewrites the database file) whenever its WAL passes 16 MB;
+        # during a bulk load that happens dozens of times. Commits stay durable in the WAL,
+        # and one checkpoint at the end folds them in.
+        store.duck.execute("SET checkpoint_threshold = '1GB'")
     for batch in _batches(works, forced_format, max_line_bytes, workers):
         from tokaudit.store.load import write_batch
 
@@ -218,6 +223,9 @@ def ingest_paths(
         done += len(batch.outcomes)
         if on_progress:
             on_progress(done, len(files))
+    if works:
+        store.duck.execute("CHECKPOINT")
+        store.duck.execute("RESET checkpoint_threshold")
     return summary
 
 
