@@ -102,6 +102,8 @@ def _window(since: date | None, until: date | None, column: str) -> tuple[str, l
 
 
 def _check_tz(store: Store, tz: str) -> None:
+    if tz == "UTC":
+        return  # the default needs no lookup
     names = {r[0] for r in store.duck.execute("SELECT name FROM pg_timezone_names()").fetchall()}
     if tz not in names:
         raise TokauditError(f"unknown time zone {tz!r}", hint="use an IANA name such as UTC, Europe/Berlin or America/New_York")
@@ -268,7 +270,8 @@ def usage_report(
                sum(c.input_total_tokens + c.output_tokens) AS total_tokens,
                sum(c.cost_usd) AS cost_usd,
                count(*) AS calls,
-               count(*) FILTER (WHERE c.cost_usd IS NULL) AS unpriced_calls
+               count(*) FILTER (WHERE c.cost_usd IS NULL) AS unpriced_calls,
+               count(*) FILTER (WHERE c.output_is_lower_bound) AS lower_bound_calls
                {extra}
         FROM priced AS c LEFT JOIN sess AS s ON s.session_id = c.session_id
         GROUP BY ALL ORDER BY key
@@ -285,7 +288,7 @@ def usage_report(
     notes = []
     if unpriced:
         notes.append(f"unpriced (no price known; cost excludes them): {', '.join(unpriced)}")
-    lower = store.duck.execute(f"SELECT count(*) FROM {dedup_relation(store)} WHERE output_is_lower_bound").fetchall()[0][0]
+    lower = sum(r.pop("lower_bound_calls") for r in rows)
     if lower:
         notes.append(f"{lower} requests come from agent versions that logged a streaming placeholder for output tokens: output is a lower bound")
     return UsageReport(by, tz, since, until, out_columns, rows, totals, unpriced, price_source(), notes)

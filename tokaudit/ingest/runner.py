@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokaudit.config import DEFAULT_MAX_LINE_BYTES
 from tokaudit.ingest import SNIFF_BYTES, get_format, sniff_format
@@ -33,7 +33,6 @@ from tokaudit.ingest.discover import resolve_files
 from tokaudit.ingest.reader import ReadState, iter_lines
 from tokaudit.ingest.summary import IngestSummary
 from tokaudit.redact import excerpt
-from tokaudit.store.engine import Store
 
 # Commit after this many files or rows, whichever comes first: one transaction
 # per file costs an fsync each, which dominates on folders of small files.
@@ -41,6 +40,9 @@ GROUP_FILES = 200
 GROUP_ROWS = 250_000
 WORKER_CHUNK_FILES = 25
 MAX_SUMMARY_PROBLEMS = 1000  # all problems are stored; the summary lists the first ones
+
+if TYPE_CHECKING:
+    from tokaudit.store.engine import Store
 
 
 @dataclass
@@ -258,7 +260,7 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
         in_flight: deque = deque()
         for chunk in chunks:
             in_flight.append(pool.submit(_parse_chunk, chunk, forced_format, max_line_bytes))
-            if len(in_flight) > workers:
+            if len(in_flight) >= workers:
                 yield in_flight.popleft().result()
         while in_flight:
             yield in_flight.popleft().result()

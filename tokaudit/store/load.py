@@ -21,10 +21,10 @@ import sqlalchemy as sa
 
 from tokaudit.ingest.base import merge_llm_call, merge_session, merge_tool_call
 from tokaudit.store import tables
-from tokaudit.store.engine import Store
 
 if TYPE_CHECKING:
     from tokaudit.ingest.runner import FileOutcome
+    from tokaudit.store.engine import Store
 
 _ARROW_TYPES = {
     sa.BigInteger: pa.int64(),
