@@ -119,3 +119,26 @@ def test_local_shell_and_web_search_items_are_tool_calls():
     assert (shell["tool_name"], shell["result_bytes"]) == ("local_shell", 6)
     assert shell["args_bytes"] > 0
     assert (search["tool_name"], search["tool_kind"]) == ("web_search", "web_search")
+
+
+def test_pre_envelope_rollouts_give_sessions_and_tool_calls_but_no_usage():
+    from tokaudit.ingest import sniff_format
+
+    header = {"id": "legacy-1", "timestamp": "2025-07-01T10:00:00.000Z", "instructions": None}
+    items = [
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "function_call", "name": "shell", "arguments": '{"command":["ls"]}', "call_id": "c1"},
+        {"type": "function_call_output", "call_id": "c1", "output": '{"output":"a\\n","metadata":{"exit_code":0}}'},
+    ]
+    import json
+
+    head = b"\n".join(json.dumps(o).encode() for o in [header, *items])
+    assert sniff_format(head) == "codex"
+    r = parse(header, *items)
+    assert list(r.sessions) == ["codex:legacy-1"]
+    assert r.llm_calls == {}
+    call = r.tool_calls["c1"]
+    assert (call["tool_name"], call["is_error"], call["ts_utc"]) == ("shell", False, None)
+    assert r.skipped == {"legacy-state-record": 1, "type:message": 1}
+    assert r.lines_read == 5 and not r.problems

@@ -26,8 +26,13 @@ the parent's, then replays the parent's history stamped with one second. Those
 replayed lines are skipped by rule ``fork-replay`` (their totals still move the
 baseline, so the child's own calls are the differences after it).
 
-The model is the latest ``turn_context.model``; rows before any is known have a
-NULL model (shown as unpriced). Function, custom and web-search tool calls
+Older rollouts (before the envelope) start with a ``{"id", "timestamp",
+"instructions"}`` header and write response items directly, with
+``record_type: "state"`` markers; they logged no token counts, so they give a
+session and tool calls, never model requests.
+
+The model is the latest ``turn_context.model`` (or ``info.model``); rows before
+any is known have a NULL model (shown as unpriced). Function, custom and web-search tool calls
 become tool calls; ``compacted`` / ``context_compacted`` become events.
 """
 
@@ -63,9 +68,11 @@ _TOTAL_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reason
 
 
 class Envelope(Struct):
-    type: str
+    type: str = ""
     timestamp: datetime | None = None
     payload: Raw = Raw(b"null")
+    id: str | None = None  # pre-envelope rollouts: the session header line
+    record_type: str | None = None  # pre-envelope rollouts: state markers
 
 
 class SessionMeta(Struct):
@@ -144,13 +151,23 @@ def default_roots() -> list[Path]:
 
 
 def sniff(head: list[Any]) -> bool:
-    """True when the first JSON objects of a file look like a Codex rollout."""
+    """True when the first JSON objects of a file look like a Codex rollout (any generation)."""
+    first = head[0] if head else None
+    if isinstance(first, dict) and _is_legacy_header(first):
+        return True
     for obj in head:
         if not isinstance(obj, dict):
             return False
         if obj.get("type") in LINE_TYPES and "payload" in obj and "timestamp" in obj:
             return True
+        if obj.get("record_type") == "state":
+            return True
     return False
+
+
+def _is_legacy_header(obj: dict[str, Any]) -> bool:
+    """First line of pre-envelope rollouts: the session itself, ``{"id", "timestamp", "instructions"}``."""
+    return isinstance(obj.get("id"), str) and isinstance(obj.get("timestamp"), str) and "instructions" in obj and "type" not in obj
 
 
 _PREFIX = re.compile(rb'^\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"(?:session_meta|turn_context|response_item|event_msg|compacted)"')
@@ -199,7 +216,7 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
         try:
             check_utf8(line.data)
             env = _envelope.decode(line.data)
-            outcome = _use_line(result, line, env, path)
+            outcome = _legacy_line(result, env, path) if not env.type else _use_line(result, line, env, path)
         except (UnicodeDecodeError, msgspec.DecodeError) as exc:
             result.decode_problem(line, exc)
             continue
@@ -208,6 +225,22 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
         else:
             result.skipped[outcome] += 1
     return result
+
+
+def _legacy_line(result: ParseResult, env: Envelope, path: str) -> str | None:
+    """Lines of pre-envelope rollouts that are not response items: the header, state markers.
+
+    Those generations logged no token counts, so their files give sessions and
+    tool calls but never model requests.
+    """
+    if env.record_type is not None:
+        return "legacy-state-record"
+    if env.id is not None and "session_uuid" not in result.state:
+        result.state["session_uuid"] = env.id
+        ts = utc_naive(env.timestamp)
+        result.add_session({"session_id": _session_id(result.state, path), "agent": AGENT, "started_at_utc": ts, "ended_at_utc": ts})
+        return None
+    return "type:(none)"
 
 
 def _session_id(st: dict[str, Any], path: str) -> str:
@@ -219,6 +252,9 @@ def _use_line(result: ParseResult, line: Line, env: Envelope, path: str) -> str 
     st = result.state
     ts = utc_naive(env.timestamp)
     if env.type not in LINE_TYPES:
+        if env.type in _TOOL_ITEMS or env.type.endswith("_output"):
+            # Pre-envelope rollouts write response items directly, without timestamps.
+            return _response_item_line(result, line, _response_item.decode(line.data), _session_id(st, path), None)
         return f"type:{env.type}"
     if env.type == "session_meta":
         return _session_meta_line(result, env, ts, path)
