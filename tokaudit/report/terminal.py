@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 from decimal import Decimal
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -51,16 +52,19 @@ def ingest_summary_lines(summary: IngestSummary) -> list[str]:
 
 
 def render_ingest_problems(summary: IngestSummary, console: Console, *, max_problems: int = 10) -> None:
-    """Print the first problems of an ingest run with file and line (text shown literally)."""
+    """Print the first problems of an ingest run, one line each (text shown literally, never as markup)."""
     f = summary
     shown = min(max_problems, len(f.problems))
     table = Table(title=f"problems ({f.lines_problem + f.files_failed:,}; first {shown})", title_justify="left")
-    for col in ("file", "line", "kind", "message", "excerpt"):
-        table.add_column(col, overflow="fold")
+    table.add_column("file:line", overflow="fold", min_width=22, max_width=40)
+    table.add_column("kind", no_wrap=True, min_width=13)
+    table.add_column("message", overflow="ellipsis", no_wrap=True, min_width=12, max_width=44)
+    table.add_column("excerpt", overflow="ellipsis", no_wrap=True, min_width=12, max_width=44)
     for path, p in f.problems[:max_problems]:
-        table.add_row(Text(path), Text(str(p.line_no)), Text(p.kind), Text(p.message), Text(p.excerpt or ""))
+        where = f"{Path(path).name}:{p.line_no}" if p.line_no else Path(path).name
+        table.add_row(Text(where), Text(p.kind), Text(p.message), Text(p.excerpt or ""))
     console.print(table)
-    console.print("See every problem with: tokaudit problems", markup=False)
+    console.print("Full paths, messages and excerpts: tokaudit problems (--json)", markup=False, highlight=False)
 
 
 _LABELS = {
