@@ -55,11 +55,12 @@ def render_ingest_problems(summary: IngestSummary, console: Console, *, max_prob
     """Print the first problems of an ingest run, one line each (text shown literally, never as markup)."""
     f = summary
     shown = min(max_problems, len(f.problems))
-    table = Table(title=f"problems ({f.lines_problem + f.files_failed:,}; first {shown})", title_justify="left")
-    table.add_column("file:line", overflow="fold", min_width=22, max_width=40)
-    table.add_column("kind", no_wrap=True, min_width=13)
-    table.add_column("message", overflow="ellipsis", no_wrap=True, min_width=12, max_width=44)
-    table.add_column("excerpt", overflow="ellipsis", no_wrap=True, min_width=12, max_width=44)
+    table = Table(title=f"problems ({f.lines_problem + f.files_failed:,}; first {shown})", title_justify="left", expand=True)
+    # Fixed widths for the short columns; message and excerpt share what is left, cut with an ellipsis.
+    table.add_column("file:line", overflow="fold", width=24)
+    table.add_column("kind", no_wrap=True, width=14)
+    table.add_column("message", overflow="ellipsis", no_wrap=True, ratio=1)
+    table.add_column("excerpt", overflow="ellipsis", no_wrap=True, ratio=1)
     for path, p in f.problems[:max_problems]:
         where = f"{Path(path).name}:{p.line_no}" if p.line_no else Path(path).name
         table.add_row(Text(where), Text(p.kind), Text(p.message), Text(p.excerpt or ""))
