@@ -122,3 +122,13 @@ def test_no_upgrade_refuses_an_older_database(tmp_path):
     assert "needs `tokaudit db upgrade`" in run("db", "current", "--db", path)
     run("usage", "--db", path)  # without the flag it is migrated in place
     assert "up to date" in run("db", "current", "--db", path)
+
+
+def test_usage_by_agent_splits_subagents_by_type(db_path):
+    run("ingest", "--db", db_path, "--quiet", FIXTURES / "claude-code", FIXTURES / "codex")
+    rows = {r["agent"]: r for r in json.loads(run("usage", "--db", db_path, "--json", "--by", "agent"))["rows"]}
+    meta = json.loads(next((FIXTURES / "claude-code").rglob("agent-*.meta.json")).read_text())
+    assert set(rows) == {"claude-code", f"claude-code / {meta['agentType']}", "codex", "codex / thread_spawn"}
+    by_day = json.loads(run("usage", "--db", db_path, "--json"))["totals"]
+    assert sum(r["calls"] for r in rows.values()) == by_day["calls"]
+    assert sum(r["output_tokens"] for r in rows.values()) == by_day["output_tokens"]

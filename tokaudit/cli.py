@@ -159,7 +159,7 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 
 @cli.command(name="usage")
-@click.option("--by", type=click.Choice(["day", "week", "month", "session", "project", "model", "tool", "mcp-server"]), default="day", show_default=True, help="What each row is.")
+@click.option("--by", type=click.Choice(["day", "week", "month", "session", "project", "model", "agent", "tool", "mcp-server"]), default="day", show_default=True, help="What each row is.")
 @click.option("--since", callback=_parse_date, help="First day to include (YYYY-MM-DD, in --tz).")
 @click.option("--until", callback=_parse_date, help="Last day to include (YYYY-MM-DD, in --tz).")
 @click.option("--tz", default="UTC", show_default=True, help="IANA time zone that decides which day a request belongs to.")
@@ -169,7 +169,10 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 @upgrade_option
 @handle_errors
 def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s, no_upgrade):
-    """Exact token usage and cost, broken down by day, week, month, session, project, model, tool or MCP server.
+    """Exact token usage and cost, by day, week, month, session, project, model, agent, tool or MCP server.
+
+    `--by agent` splits subagents out by type (Claude Code agentType, Codex fork/spawn);
+    `--by session` rolls subagents up into the session that spawned them.
 
     Token counts are the logs' own (deduplicated); cost is computed per request
     from the bundled genai-prices table (or your [pricing.overrides]). Models

@@ -23,7 +23,7 @@ from tokaudit.errors import TokauditError
 from tokaudit.store.engine import Store
 from tokaudit.store.queries import dedup_relation
 
-TOKEN_DIMENSIONS = ("day", "week", "month", "session", "project", "model")
+TOKEN_DIMENSIONS = ("day", "week", "month", "session", "project", "model", "agent")
 TOOL_DIMENSIONS = ("tool", "mcp-server")
 DIMENSIONS = TOKEN_DIMENSIONS + TOOL_DIMENSIONS
 RESULT_TOKENS_METHOD = "heuristic:bytes/4"
@@ -222,6 +222,8 @@ _GROUP_KEYS = {
     "model": ("coalesce(model, '(model not logged)')", "model"),
     "project": ("coalesce(s.project, '(unknown)')", "project"),
     "session": ("coalesce(s.parent_session_id, c.session_id)", "session"),
+    # The agent, and for subagents their type: "claude-code", "claude-code / general-purpose", ...
+    "agent": ("coalesce(s.agent, '(unknown)') || coalesce(' / ' || s.subagent_type, '')", "agent"),
 }
 
 TOKEN_COLUMNS = [
@@ -259,7 +261,8 @@ def usage_report(
         extra = ", any_value(s.project) AS project, min(c.ts_utc) AS first_utc, max(c.ts_utc) AS last_utc"
     query = f"""
         WITH priced AS ({sql}),
-        sess AS (SELECT session_id, any_value(project) AS project, any_value(parent_session_id) AS parent_session_id
+        sess AS (SELECT session_id, any_value(project) AS project, any_value(parent_session_id) AS parent_session_id,
+                        any_value(agent) AS agent, any_value(subagent_type) AS subagent_type
                  FROM sessions GROUP BY session_id)
         SELECT {key_expr} AS key,
                sum(c.input_tokens) AS input_tokens,

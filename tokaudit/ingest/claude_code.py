@@ -194,6 +194,12 @@ def _subagent_of(path: str) -> str | None:
     return stem.removeprefix("agent-") if stem.startswith("agent-") else None
 
 
+def sidecar_path(path: str) -> str | None:
+    """``agent-<id>.meta.json`` next to a subagent transcript (it names the subagent's type)."""
+    p = PurePath(path)
+    return str(p.with_name(p.stem + ".meta.json")) if _subagent_of(path) is not None else None
+
+
 def _result_size(content: Raw) -> tuple[int, str, bytes]:
     """(bytes the model sees, content types, bytes hashed) of a tool_result's content."""
     if not content:
@@ -277,6 +283,7 @@ def _use_line(result: ParseResult, line: Line, obj: ClaudeLine, project: str, su
                 "parent_session_id": parent_id if subagent is not None else None,
                 "agent_id": agent_id,
                 "agent_version": obj.version,
+                "subagent_type": _subagent_type(result.state) if subagent is not None else None,
                 "started_at_utc": ts,
                 "ended_at_utc": ts,
             }
@@ -340,6 +347,12 @@ def _reported_duration_ms(raw: Raw) -> int | None:
         if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms >= 0:
             return round(ms)
     return None
+
+
+def _subagent_type(state: dict[str, Any]) -> str:
+    meta = state.get("sidecar") or {}
+    kind = meta.get("agentType") if isinstance(meta, dict) else None
+    return kind if isinstance(kind, str) and kind else "subagent"
 
 
 def _synthetic_event(result: ParseResult, line: Line, obj: ClaudeLine, session_id: str, ts: datetime | None) -> None:

@@ -100,11 +100,14 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int) -
             if fmt is None:
                 return _failed(work, "unknown-format", "not a log format tokaudit knows (use --format to force one)")
             module = get_format(fmt)
+            state = work.state
+            if state is None and hasattr(module, "sidecar_path"):
+                state = _sidecar_state(module.sidecar_path(work.path))
             read = ReadState()
             lines = iter_lines(
                 f, start_offset=work.start_offset, start_line_no=work.start_line_no, max_line_bytes=max_line_bytes, state=read
             )
-            result = module.parse(lines, path=work.path, state=work.state)
+            result = module.parse(lines, path=work.path, state=state)
             head_len = min(len(head), read.end_offset)
             outcome = FileOutcome(
                 work=work,
@@ -123,6 +126,22 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int) -
         result.problems.append(Problem(line_no, offset, "line-too-long", message, excerpt(first_bytes)))
     result.problems.sort(key=lambda p: p.line_no)
     return outcome
+
+
+SIDECAR_MAX_BYTES = 64 * 1024
+
+
+def _sidecar_state(path: str | None) -> dict[str, Any] | None:
+    """Initial parser state from a small metadata file written beside a log (bounded; absent is fine)."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read(SIDECAR_MAX_BYTES + 1)
+        meta = json.loads(data) if len(data) <= SIDECAR_MAX_BYTES else None
+    except (OSError, ValueError):
+        return None  # a missing or unreadable sidecar only loses the label it would give
+    return {"sidecar": meta} if isinstance(meta, dict) else None
 
 
 def _failed(work: FileWork, kind: str, message: str) -> FileOutcome:

@@ -77,6 +77,7 @@ sessions = Table(
     Column("agent_version", Text),
     Column("started_at_utc", DateTime),
     Column("ended_at_utc", DateTime),
+    Column("subagent_type", Text),  # e.g. Claude Code agentType "general-purpose"; NULL for main sessions
     PrimaryKeyConstraint("source_id", "session_id"),
 )
 
