@@ -2,7 +2,7 @@
 
 Public API (imported lazily, so ``tokaudit --help`` stays fast)::
 
-    from tokaudit import open_store, ingest_paths, usage_report
+    from tokaudit import open_store, ingest_paths, ingest_db, usage_report
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 _API = {
     "open_store": "tokaudit.store.engine",
     "ingest_paths": "tokaudit.ingest.runner",
+    "ingest_db": "tokaudit.ingest.run",
     "usage_report": "tokaudit.analyze.usage",
 }
 
