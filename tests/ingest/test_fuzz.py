@@ -5,14 +5,18 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, SAMPLES
 from tokaudit.ingest import INGESTERS
 from tokaudit.ingest.base import Line
 
-REAL_LINES = {
-    fmt: [line for p in sorted((FIXTURES / fmt).rglob("*.jsonl")) for line in p.read_bytes().splitlines()]
-    for fmt in INGESTERS
-}
+
+def _corpus(fmt: str) -> list[bytes]:
+    """Lines to mutate: the project's fixtures, plus the real agent logs in ../shared/samples when present."""
+    roots = [FIXTURES / fmt] + ([SAMPLES / fmt] if (SAMPLES / fmt).is_dir() else [])
+    return [line for root in roots for p in sorted(root.rglob("*.jsonl")) for line in p.read_bytes().splitlines()]
+
+
+REAL_LINES = {fmt: _corpus(fmt) for fmt in INGESTERS}
 
 
 @st.composite
