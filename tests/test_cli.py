@@ -132,3 +132,15 @@ def test_usage_by_agent_splits_subagents_by_type(db_path):
     by_day = json.loads(run("usage", "--db", db_path, "--json"))["totals"]
     assert sum(r["calls"] for r in rows.values()) == by_day["calls"]
     assert sum(r["output_tokens"] for r in rows.values()) == by_day["output_tokens"]
+
+
+def test_sources_command_accounts_for_every_line(db_path):
+    run("ingest", "--db", db_path, "--quiet", FIXTURES / "bad", FIXTURES / "codex")
+    rows = json.loads(run("sources", "--db", db_path, "--json"))
+    assert len(rows) == 5
+    for r in rows:
+        assert r["lines_read"] == r["lines_used"] + r["lines_skipped"] + r["lines_problem"]
+        assert sum(r["skipped_by_rule"].values()) == r["lines_skipped"]
+    bad = json.loads(run("sources", "--db", db_path, "--json", "--with-problems"))
+    assert {r["path"].rsplit("/", 1)[-1] for r in bad} == {"claude-bad.jsonl", "codex-bad.jsonl"}
+    assert "TOTAL" in run("sources", "--db", db_path)

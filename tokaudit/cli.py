@@ -225,6 +225,27 @@ def problems_command(kind, limit, as_json, db, config_path, wait_s, no_upgrade):
         render_problems(rows, _console())
 
 
+@cli.command(name="sources")
+@click.option("--with-problems", is_flag=True, help="Only files with problem lines or that could not be read.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (with the count of lines skipped per rule).")
+@store_options
+@upgrade_option
+@handle_errors
+def sources_command(with_problems, as_json, db, config_path, wait_s, no_upgrade):
+    """List every file read and how each of its lines was accounted for: used, skipped by a rule, or a problem."""
+    from tokaudit.store.queries import list_sources
+
+    store, _ = _open(db, config_path, wait_s, no_upgrade)
+    with store:
+        rows = list_sources(store, with_problems_only=with_problems)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        from tokaudit.report.terminal import render_sources
+
+        render_sources(rows, _console())
+
+
 @cli.group(name="db")
 def db_group() -> None:
     """Inspect and upgrade the database schema (Alembic migrations shipped with tokaudit)."""

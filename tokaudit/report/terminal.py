@@ -118,3 +118,19 @@ def render_problems(rows: list[dict[str, Any]], console: Console) -> None:
     for r in rows:
         table.add_row(*(Text(str(r[c]) if r[c] is not None else "") for c in ("path", "line_no", "kind", "message", "excerpt")))
     console.print(table)
+
+
+def render_sources(rows: list[dict[str, Any]], console: Console) -> None:
+    """Per-file line accounting: read = used + skipped + problems."""
+    table = Table(title=f"sources ({len(rows)} files)", title_justify="left", show_footer=True)
+    table.add_column("file", overflow="fold", footer=Text("TOTAL"))
+    table.add_column("format")
+    for col in ("lines_read", "lines_used", "lines_skipped", "lines_problem"):
+        total = sum(r[col] for r in rows)
+        table.add_column(col.removeprefix("lines_"), justify="right", footer=_cell(total))
+    for r in rows:
+        table.add_row(
+            Text(r["path"]), Text(r["format"] if not r["file_problems"] else f"{r['format']} (failed)"),
+            *(_cell(r[c]) for c in ("lines_read", "lines_used", "lines_skipped", "lines_problem")),
+        )
+    console.print(table)

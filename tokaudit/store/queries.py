@@ -57,3 +57,25 @@ def table_counts(store: Store) -> dict[str, int]:
     """Row counts of the main tables (for summaries and tests)."""
     names = ("sources", "sessions", "llm_calls", "tool_calls", "session_events", "ingest_problems")
     return {n: store.duck.execute(f"SELECT count(*) FROM {n}").fetchall()[0][0] for n in names}
+
+
+def list_sources(store: Store, *, with_problems_only: bool = False) -> list[dict[str, Any]]:
+    """Every file read, with its line accounting (read = used + skipped + problems) and skip rules."""
+    import json
+
+    cursor = store.duck.execute(
+        f"""
+        SELECT path, format, size_bytes, byte_offset, lines_read, lines_ok AS lines_used, lines_skipped, lines_problem,
+               skipped_by_rule, ingested_at_utc,
+               (SELECT count(*) FROM ingest_problems AS p WHERE p.source_id = s.source_id AND p.line_no = 0) AS file_problems
+        FROM sources AS s
+        {"WHERE lines_problem > 0 OR format = 'unknown'" if with_problems_only else ""}
+        ORDER BY path
+        """
+    )
+    cols = [d[0] for d in cursor.description]
+    rows = [dict(zip(cols, r)) for r in cursor.fetchall()]
+    for row in rows:
+        row["skipped_by_rule"] = json.loads(row["skipped_by_rule"])
+        row["ingested_at_utc"] = row["ingested_at_utc"].isoformat()
+    return rows
