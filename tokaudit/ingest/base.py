@@ -183,6 +183,11 @@ def merge_session(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 # --- small shared helpers -------------------------------------------------------------------------
 
 
+def utc_now() -> datetime:
+    """Now, as naive UTC (the ``*_utc`` columns)."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
 def utc_naive(ts: datetime | None) -> datetime | None:
     """Store timestamps as naive UTC (the ``*_utc`` columns)."""
     if ts is None:

@@ -23,7 +23,6 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from tokaudit.config import DEFAULT_MAX_LINE_BYTES
@@ -303,7 +302,3 @@ def _count(summary: IngestSummary, outcomes: list[FileOutcome]) -> None:
         s.tool_calls += o.n_tool_calls
         room = MAX_SUMMARY_PROBLEMS - len(s.problems)
         s.problems.extend((o.work.path, p) for p in r.problems[: max(0, room)])
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)

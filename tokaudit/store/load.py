@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import sqlalchemy as sa
 
-from tokaudit.ingest.base import merge_llm_call, merge_session, merge_tool_call
+from tokaudit.ingest.base import merge_llm_call, merge_session, merge_tool_call, utc_now
 from tokaudit.store import tables
 
 if TYPE_CHECKING:
@@ -114,53 +114,66 @@ def to_arrow(items: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
 
 def write_batch(store: Store, batch: FileBatch) -> None:
     """Write a batch of parsed files in one transaction: each file's rows land whole or not at all."""
-    from tokaudit.ingest.runner import utc_now
-
     duck = store.duck
-    outcomes = batch.outcomes
-    now = utc_now()
     duck.execute("BEGIN TRANSACTION")
     try:
-        n_new = sum(1 for o in outcomes if o.work.source_id is None)
-        new_ids = iter([r[0] for r in duck.execute("SELECT nextval('source_id_seq') FROM range(?)", [n_new]).fetchall()])
-        ids = [o.work.source_id if o.work.source_id is not None else next(new_ids) for o in outcomes]
-        new_sources = []
-        for o, source_id in zip(outcomes, ids):
-            if o.work.kind == "replaced" and o.work.source_id is not None:
-                for name in _SCHEMAS:
-                    duck.execute(f"DELETE FROM {name} WHERE source_id = ?", [source_id])
-            source_row = _source_row(store, o, source_id, now)
-            if o.work.source_id is None:
-                new_sources.append(source_row)
-            else:
-                sets = ", ".join(f"{c} = ?" for c in source_row if c not in ("source_id", "path"))
-                params = [v for c, v in source_row.items() if c not in ("source_id", "path")]
-                duck.execute(f"UPDATE sources SET {sets} WHERE source_id = ?", [*params, source_id])
-        if new_sources:
-            _insert_table(store, "sources", to_arrow(new_sources, _SOURCES_SCHEMA))
+        ids = _source_ids(store, batch.outcomes)
+        _write_sources(store, batch.outcomes, ids)
         bump_data_version(store)
-        grown = [i for i, o in enumerate(outcomes) if o.work.kind == "grown"]
-        id_array = pa.array(ids, pa.int64())
-        for name, table in batch.tables.items():
-            if grown and name in _KEYS:
-                # A grown file may continue a request or tool call stored last time: merge those rows.
-                in_grown = pc.is_in(table["source_id"], pa.array(grown, pa.int64()))
-                merged: list[dict[str, Any]] = []
-                grown_rows = table.filter(in_grown).to_pylist()
-                for i in grown:
-                    file_rows = [dict(item, source_id=ids[i]) for item in grown_rows if item["source_id"] == i]
-                    merged.extend(_merge_with_stored(store, name, ids[i], file_rows))
-                if merged:
-                    _insert(store, name, merged)
-                table = table.filter(pc.invert(in_grown))
-            if table.num_rows:
-                column = table.schema.get_field_index("source_id")
-                table = table.set_column(column, "source_id", pc.take(id_array, table["source_id"]))
-                _insert_table(store, name, table)
+        _write_rows(store, batch, ids)
         duck.execute("COMMIT")
     except BaseException:
         duck.execute("ROLLBACK")
         raise
+
+
+def _source_ids(store: Store, outcomes: list[FileOutcome]) -> list[int]:
+    """The stored id of each file, drawing new ids from the sequence for files never seen."""
+    n_new = sum(1 for o in outcomes if o.work.source_id is None)
+    new_ids = iter(r[0] for r in store.duck.execute("SELECT nextval('source_id_seq') FROM range(?)", [n_new]).fetchall())
+    return [o.work.source_id if o.work.source_id is not None else next(new_ids) for o in outcomes]
+
+
+def _write_sources(store: Store, outcomes: list[FileOutcome], ids: list[int]) -> None:
+    """Insert or update each file's ``sources`` row; a replaced file's old rows are deleted first."""
+    duck = store.duck
+    now = utc_now()
+    new_sources = []
+    for o, source_id in zip(outcomes, ids):
+        if o.work.kind == "replaced" and o.work.source_id is not None:
+            for name in _SCHEMAS:
+                duck.execute(f"DELETE FROM {name} WHERE source_id = ?", [source_id])
+        row = _source_row(store, o, source_id, now)
+        if o.work.source_id is None:
+            new_sources.append(row)
+        else:
+            changed = {c: v for c, v in row.items() if c not in ("source_id", "path")}
+            sets = ", ".join(f"{c} = ?" for c in changed)
+            duck.execute(f"UPDATE sources SET {sets} WHERE source_id = ?", [*changed.values(), source_id])
+    if new_sources:
+        _insert_table(store, "sources", to_arrow(new_sources, _SOURCES_SCHEMA))
+
+
+def _write_rows(store: Store, batch: FileBatch, ids: list[int]) -> None:
+    """Load the batch's tables, mapping file indexes to source ids; grown files merge with stored rows."""
+    grown = [i for i, o in enumerate(batch.outcomes) if o.work.kind == "grown"]
+    id_array = pa.array(ids, pa.int64())
+    for name, table in batch.tables.items():
+        if grown and name in _KEYS:
+            # A grown file may continue a request or tool call stored last time: merge those rows.
+            in_grown = pc.is_in(table["source_id"], pa.array(grown, pa.int64()))
+            grown_rows = table.filter(in_grown).to_pylist()
+            merged: list[dict[str, Any]] = []
+            for i in grown:
+                file_rows = [dict(item, source_id=ids[i]) for item in grown_rows if item["source_id"] == i]
+                merged.extend(_merge_with_stored(store, name, ids[i], file_rows))
+            if merged:
+                _insert(store, name, merged)
+            table = table.filter(pc.invert(in_grown))
+        if table.num_rows:
+            column = table.schema.get_field_index("source_id")
+            table = table.set_column(column, "source_id", pc.take(id_array, table["source_id"]))
+            _insert_table(store, name, table)
 
 
 def _merge_with_stored(store: Store, name: str, source_id: int, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
