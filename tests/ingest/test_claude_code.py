@@ -116,3 +116,9 @@ def test_reported_tool_duration_wins_over_timestamps():
     result["toolUseResult"] = {"status": "completed", "totalDurationMs": 41234, "usage": {"input_tokens": 9}}
     tc = parse(use, result).tool_calls["toolu_t"]
     assert (tc["duration_ms"], tc["duration_method"]) == (41234, "reported")
+
+
+def test_a_usage_line_mentioning_snapshots_is_not_skipped():
+    line = claude_assistant(cwd="/home/dev/file-history-snapshot-tool")
+    r = parse(line)
+    assert r.llm_calls and r.skipped == {}

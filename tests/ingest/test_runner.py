@@ -198,3 +198,15 @@ def test_kill_9_mid_ingest_then_rerun_equals_one_clean_run(tmp_path):
         assert totals(crashed) == expected
         counts = table_counts(crashed)
     assert counts["sources"] == 600
+
+
+def test_huge_snapshot_lines_are_skipped_by_rule_not_problems(store, tmp_path):
+    """ccusage#873: file-history-snapshot lines of hundreds of MB; tokaudit streams past them."""
+    import json as _json
+
+    snapshot = {"type": "file-history-snapshot", "messageId": "m", "snapshot": {"blob": "x" * 50_000}}
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(claude_assistant("m1", "r1")) + _json.dumps(snapshot, separators=(",", ":")).encode() + b"\n" + jsonl(claude_assistant("m2", "r2")))
+    summary = ingest_paths(store, [path], max_line_bytes=10_000)
+    assert summary.lines_problem == 0 and summary.skipped_by_rule["type:file-history-snapshot"] == 1
+    assert summary.lines_read == 3 and summary.llm_calls == 2

@@ -128,6 +128,10 @@ class FormatModule(Protocol):
 
     def sniff_prefix(self, first: bytes) -> bool: ...
 
+    # Optional: ``oversize_skip_rule(first_bytes) -> str | None`` names the skip rule for a line over
+    # the size limit that the parser would skip anyway; ``sidecar_path(path) -> str | None`` names a
+    # small metadata file whose JSON the runner hands to ``parse`` as ``state["sidecar"]``.
+
     def parse(self, lines: Iterable[Line], *, path: str, state: dict[str, Any] | None) -> ParseResult: ...
 
     def default_roots(self) -> list[Any]: ...

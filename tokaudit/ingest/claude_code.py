@@ -61,7 +61,9 @@ Tokens = Annotated[int, Meta(ge=0)]
 
 # Line types that carry what tokaudit stores; every other type is skipped by rule.
 USED_TYPES = frozenset({"assistant", "user", "system", "summary"})
-_SNAPSHOT_MARK = b'"file-history-snapshot"'
+# Snapshot lines (up to hundreds of MB, ccusage#873) are recognised by their first key and never
+# decoded. A line with the type elsewhere is decoded and skipped by the same rule, only slower.
+_SNAPSHOT_START = re.compile(rb'^\{\s*"type"\s*:\s*"file-history-snapshot"')
 PLACEHOLDER_FIXED_IN = (2, 1, 97)
 
 
@@ -194,6 +196,11 @@ def _subagent_of(path: str) -> str | None:
     return stem.removeprefix("agent-") if stem.startswith("agent-") else None
 
 
+def oversize_skip_rule(first_bytes: bytes) -> str | None:
+    """The skip rule for a line too long to parse, judged by its first bytes (only snapshots qualify)."""
+    return "type:file-history-snapshot" if _SNAPSHOT_START.match(first_bytes) else None
+
+
 def sidecar_path(path: str) -> str | None:
     """``agent-<id>.meta.json`` next to a subagent transcript (it names the subagent's type)."""
     p = PurePath(path)
@@ -241,7 +248,7 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
         if not data.strip():
             result.skipped["blank-line"] += 1
             continue
-        if _SNAPSHOT_MARK in data[:256]:
+        if _SNAPSHOT_START.match(data):
             result.skipped["type:file-history-snapshot"] += 1
             continue
         try:

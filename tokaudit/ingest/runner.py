@@ -120,7 +120,13 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int) -
             )
         except OSError as exc:
             return _failed(work, "unreadable-file", f"read failed: {exc.strerror or exc}")
+    skip_rule = getattr(module, "oversize_skip_rule", None)
     for line_no, offset, length, first_bytes in read.oversize:
+        rule = skip_rule(first_bytes) if skip_rule else None
+        if rule is not None:
+            # A line the parser would skip anyway (e.g. a huge file-history snapshot): not a problem.
+            result.skipped[rule] += 1
+            continue
         message = f"line of {length} bytes is over the {max_line_bytes}-byte limit (max_line_bytes)"
         result.problems.append(Problem(line_no, offset, "line-too-long", message, excerpt(first_bytes)))
     result.problems.sort(key=lambda p: p.line_no)
