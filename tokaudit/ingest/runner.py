@@ -239,8 +239,10 @@ def ingest_paths(
     if works:
         # DuckDB checkpoints (rewrites the database file) whenever its WAL passes 16 MB;
         # during a bulk load that happens dozens of times. Commits stay durable in the WAL,
-        # and one checkpoint at the end folds them in.
+        # and one checkpoint at the end folds them in. Its buffer cache is capped so the
+        # main process plus the parsing workers stay within the memory budget.
         store.duck.execute("SET checkpoint_threshold = '1GB'")
+        store.duck.execute("SET memory_limit = '256MB'")
     for batch in _batches(works, forced_format, max_line_bytes, workers):
         from tokaudit.store.load import write_batch
 
@@ -252,6 +254,7 @@ def ingest_paths(
     if works:
         store.duck.execute("CHECKPOINT")
         store.duck.execute("RESET checkpoint_threshold")
+        store.duck.execute("RESET memory_limit")
     return summary
 
 
