@@ -21,7 +21,7 @@ from tokaudit.analyze.pricing import price_rows, price_source
 from tokaudit.config import Config
 from tokaudit.errors import TokauditError
 from tokaudit.store.engine import Store
-from tokaudit.store.queries import dedup_relation
+from tokaudit.store.queries import dedup_relation, fetch_dicts
 
 TOKEN_DIMENSIONS = ("day", "week", "month", "session", "project", "model", "agent")
 TOOL_DIMENSIONS = ("tool", "mcp-server")
@@ -264,7 +264,7 @@ def usage_report(
         sess AS (SELECT session_id, any_value(project) AS project, any_value(parent_session_id) AS parent_session_id,
                         any_value(agent) AS agent, any_value(subagent_type) AS subagent_type
                  FROM sessions GROUP BY session_id)
-        SELECT {key_expr} AS key,
+        SELECT {key_expr} AS "{key_name}",
                sum(c.input_tokens) AS input_tokens,
                sum(c.cache_write_5m_tokens + c.cache_write_1h_tokens) AS cache_write_tokens,
                sum(c.cache_read_tokens) AS cache_read_tokens,
@@ -277,15 +277,9 @@ def usage_report(
                count(*) FILTER (WHERE c.output_is_lower_bound) AS lower_bound_calls
                {extra}
         FROM priced AS c LEFT JOIN sess AS s ON s.session_id = c.session_id
-        GROUP BY ALL ORDER BY key
+        GROUP BY ALL ORDER BY 1
     """
-    cursor = store.duck.execute(query, params)
-    columns = [d[0] for d in cursor.description]
-    raw_rows = [dict(zip(columns, r)) for r in cursor.fetchall()]
-    rows = []
-    for r in raw_rows:
-        row = {key_name: r.pop("key"), **r}
-        rows.append(row)
+    rows = fetch_dicts(store, query, params)
     out_columns = [key_name, *(["project", "first_utc", "last_utc"] if by == "session" else []), *TOKEN_COLUMNS]
     totals = _totals(rows, TOKEN_COLUMNS)
     notes = []
@@ -310,9 +304,10 @@ def _tool_report(store: Store, by: str, since: date | None, until: date | None, 
     local = f"(coalesce(ts_utc, result_ts_utc) AT TIME ZONE 'UTC') AT TIME ZONE '{tz}'"
     where, params = _window(since, until, local)
     key_expr, key_name = ("tool_name", "tool") if by == "tool" else ("coalesce(mcp_server, '(not MCP)')", "mcp_server")
-    cursor = store.duck.execute(
+    rows = fetch_dicts(
+        store,
         f"""
-        SELECT {key_expr} AS key,
+        SELECT {key_expr} AS "{key_name}",
                count(*) AS calls,
                count(*) FILTER (WHERE is_error) AS errors,
                sum(args_bytes) AS args_bytes,
@@ -320,15 +315,10 @@ def _tool_report(store: Store, by: str, since: date | None, until: date | None, 
                CAST(round(sum(result_bytes) / 4) AS BIGINT) AS result_tokens_estimated,
                count(*) FILTER (WHERE result_bytes IS NULL) AS calls_without_result
         FROM tool_calls WHERE {where}
-        GROUP BY ALL ORDER BY calls DESC, key
+        GROUP BY ALL ORDER BY calls DESC, 1
         """,
         params,
     )
-    columns = [d[0] for d in cursor.description]
-    rows = []
-    for values in cursor.fetchall():
-        r = dict(zip(columns, values))
-        rows.append({key_name: r.pop("key"), **r})
     out_columns = [key_name, "calls", "errors", "args_bytes", "result_bytes", "result_tokens_estimated", "calls_without_result"]
     totals = _totals(rows, out_columns[1:])
     notes = [f"result_tokens_estimated is an estimate ({RESULT_TOKENS_METHOD}); token counts in logs are per request, not per tool result"]

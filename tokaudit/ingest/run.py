@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from tokaudit.config import DEFAULT_MAX_LINE_BYTES
-from tokaudit.ingest import statcache
+from tokaudit.ingest import get_format, statcache
 from tokaudit.ingest.discover import resolve_files
 from tokaudit.ingest.summary import IngestSummary
 
@@ -27,19 +27,21 @@ def ingest_db(
     When the database is a file and its stat snapshot shows that none of the
     files changed, returns without opening it (see ``statcache``).
     """
+    if forced_format is not None:
+        get_format(forced_format)
+    missing: list[str] = []
+    files = resolve_files(paths, missing)
     db_file = _db_file(db)
     if db_file is not None and forced_format is None:
-        missing: list[str] = []
-        files = resolve_files(paths, missing)
         summary = statcache.unchanged_summary(db_file, files, missing)
         if summary is not None:
             return summary
-    from tokaudit.ingest.runner import ingest_paths
+    from tokaudit.ingest.runner import ingest_files
     from tokaudit.store.engine import open_store
 
     with open_store(db, wait_s=wait_s, upgrade=upgrade) as store:
-        summary = ingest_paths(
-            store, paths, forced_format=forced_format, workers=workers, max_line_bytes=max_line_bytes, on_progress=on_progress
+        summary = ingest_files(
+            store, files, missing, forced_format=forced_format, workers=workers, max_line_bytes=max_line_bytes, on_progress=on_progress
         )
         sources = store.duck.execute("SELECT path, size_bytes, mtime_ns, format FROM sources").fetchall()
     if db_file is not None:

@@ -222,21 +222,40 @@ def ingest_paths(
     """Ingest log files and folders (default: the agents' own log folders) into ``store``.
 
     ``workers`` is the number of parsing processes; None picks one per CPU
-    core (at most 4) when there are enough files to pay for starting them.
+    core (at most 4), used when there are enough files to pay for starting them.
     Returns a summary of what was read. Raises :class:`NoInputError` when
     there is nothing to read at all.
     """
     if forced_format is not None:
         get_format(forced_format)
-    summary = IngestSummary()
-    files = resolve_files(paths, summary.missing_paths)
+    missing: list[str] = []
+    files = resolve_files(paths, missing)
+    return ingest_files(
+        store, files, missing, forced_format=forced_format, workers=workers, max_line_bytes=max_line_bytes, on_progress=on_progress
+    )
+
+
+def ingest_files(
+    store: Store,
+    files: Sequence[str],
+    missing: Sequence[str] = (),
+    *,
+    forced_format: str | None = None,
+    workers: int | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> IngestSummary:
+    """Ingest files already found by ``discover.resolve_files`` (``missing``: paths that were not there)."""
+    summary = IngestSummary(missing_paths=list(missing))
     works = plan(store, files, summary)
     done = summary.files_unchanged
     if on_progress:
         on_progress(done, len(files))
     if workers is None:
-        workers = min(os.cpu_count() or 1, 4) if len(works) >= 2 * WORKER_CHUNK_FILES else 1
+        workers = min(os.cpu_count() or 1, 4)
     if works:
+        from tokaudit.store.load import write_batch
+
         # DuckDB checkpoints (rewrites the database file) whenever its WAL passes 16 MB;
         # during a bulk load that happens dozens of times. Commits stay durable in the WAL,
         # and one checkpoint at the end folds them in. Its buffer cache is capped so the
@@ -244,8 +263,6 @@ def ingest_paths(
         store.duck.execute("SET checkpoint_threshold = '1GB'")
         store.duck.execute("SET memory_limit = '256MB'")
     for batch in _batches(works, forced_format, max_line_bytes, workers):
-        from tokaudit.store.load import write_batch
-
         write_batch(store, batch)
         _count(summary, batch.outcomes)
         done += len(batch.outcomes)
@@ -259,7 +276,8 @@ def ingest_paths(
 
 
 def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: int, workers: int) -> Iterator[Any]:
-    """Parsed files in batches of whole files; with workers, parsed in parallel, in order, a few chunks ahead."""
+    """Parsed files in batches of whole files; in worker processes (in order, a few chunks ahead)
+    when there are several workers and at least two chunks of files for them."""
     if not works:
         return  # nothing to parse: do not pay for importing pyarrow and SQLAlchemy
     from tokaudit.store.load import build_batch

@@ -30,10 +30,6 @@ class IngestSummary:
     problems: list[tuple[str, Problem]] = field(default_factory=list)
     missing_paths: list[str] = field(default_factory=list)
 
-    @property
-    def files_seen(self) -> int:
-        return self.files_new + self.files_grown + self.files_replaced + self.files_unchanged + self.files_failed
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "files": {

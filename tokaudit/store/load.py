@@ -21,6 +21,7 @@ import sqlalchemy as sa
 
 from tokaudit.ingest.base import merge_llm_call, merge_session, merge_tool_call, utc_now
 from tokaudit.store import tables
+from tokaudit.store.queries import fetch_dicts
 
 if TYPE_CHECKING:
     from tokaudit.ingest.runner import FileOutcome
@@ -181,12 +182,12 @@ def _merge_with_stored(store: Store, name: str, source_id: int, items: list[dict
         return items
     key = _KEYS[name]
     duck = store.duck
-    cursor = duck.execute(
+    found = fetch_dicts(
+        store,
         f"SELECT * FROM {name} WHERE source_id = ? AND {key} IN (SELECT unnest(?::VARCHAR[]))",
         [source_id, [item[key] for item in items]],
     )
-    columns = [d[0] for d in cursor.description]
-    stored = {row[key]: row for row in (dict(zip(columns, values)) for values in cursor.fetchall())}
+    stored = {row[key]: row for row in found}
     if not stored:
         return items
     duck.execute(
@@ -206,8 +207,6 @@ def bump_data_version(store: Store) -> None:
 
 
 def _insert_table(store: Store, name: str, table: pa.Table) -> None:
-    if name == "llm_calls":
-        bump_data_version(store)
     view = f"_tokaudit_load_{name}"
     store.duck.register(view, table)
     try:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import duckdb
-
 from tokaudit.store.engine import Store
+
+
+def fetch_dicts(store: Store, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    """Run a query on the store's connection and return its rows as dicts keyed by column name."""
+    cursor = store.duck.execute(sql, params or [])
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
 
 def dedup_relation(store: Store) -> str:
@@ -21,18 +26,17 @@ def dedup_relation(store: Store) -> str:
     state = dict(duck.execute("SELECT key, value FROM store_state").fetchall())
     if state["dedup_version"] == state["data_version"]:
         return "llm_calls_dedup_cache"
-    try:
-        duck.execute("BEGIN TRANSACTION")
-    except duckdb.Error:
-        return "llm_calls_dedup"
+    if store.read_only:
+        return "llm_calls_dedup"  # cannot refresh the copy; the view gives the same rows
+    duck.execute("BEGIN TRANSACTION")
     try:
         duck.execute("DELETE FROM llm_calls_dedup_cache")
         duck.execute("INSERT INTO llm_calls_dedup_cache SELECT * FROM llm_calls_dedup")
         duck.execute("UPDATE store_state SET value = ? WHERE key = 'dedup_version'", [state["data_version"]])
         duck.execute("COMMIT")
-    except duckdb.Error:
+    except BaseException:
         duck.execute("ROLLBACK")
-        return "llm_calls_dedup"  # read-only database: the view gives the same rows
+        raise
     return "llm_calls_dedup_cache"
 
 
@@ -48,9 +52,7 @@ def list_problems(store: Store, *, limit: int | None = None, kind: str | None = 
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    cursor = store.duck.execute(sql, params)
-    cols = [d[0] for d in cursor.description]
-    return [dict(zip(cols, r)) for r in cursor.fetchall()]
+    return fetch_dicts(store, sql, params)
 
 
 def table_counts(store: Store) -> dict[str, int]:
@@ -63,7 +65,8 @@ def list_sources(store: Store, *, with_problems_only: bool = False) -> list[dict
     """Every file read, with its line accounting (read = used + skipped + problems) and skip rules."""
     import json
 
-    cursor = store.duck.execute(
+    rows = fetch_dicts(
+        store,
         f"""
         SELECT path, format, size_bytes, byte_offset, lines_read, lines_ok AS lines_used, lines_skipped, lines_problem,
                skipped_by_rule, ingested_at_utc,
@@ -71,10 +74,8 @@ def list_sources(store: Store, *, with_problems_only: bool = False) -> list[dict
         FROM sources AS s
         {"WHERE lines_problem > 0 OR format = 'unknown'" if with_problems_only else ""}
         ORDER BY path
-        """
+        """,
     )
-    cols = [d[0] for d in cursor.description]
-    rows = [dict(zip(cols, r)) for r in cursor.fetchall()]
     for row in rows:
         row["skipped_by_rule"] = json.loads(row["skipped_by_rule"])
         row["ingested_at_utc"] = row["ingested_at_utc"].isoformat()
