@@ -91,7 +91,7 @@ def cli() -> None:
 @cli.command(name="ingest")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "forced_format", help="Force a log format instead of sniffing each file (claude-code, codex).")
-@click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parsing processes (default: one per core, up to 4, when there are 100+ files to read).")
+@click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parsing processes (default: one per core, up to 4, when there are 50+ files to read).")
 @click.option("--max-line-bytes", type=click.IntRange(1024), default=None, help="Lines longer than this are recorded as problems (default 10 MiB).")
 @click.option("--strict", is_flag=True, help="Exit 1 if any line or file could not be used.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
