@@ -51,7 +51,7 @@ def load_json(path: Path):
 def snapshot(store) -> dict[str, list]:
     """Every row of every ingest table (minus ingest time), sorted: equal snapshots mean nothing changed."""
     out = {}
-    for table in ("sources", "sessions", "llm_calls", "tool_calls", "session_events", "ingest_problems"):
+    for table in ("sources", "sessions", "llm_calls", "tool_calls", "tool_defs", "session_events", "ingest_problems"):
         cur = store.duck.execute(f"SELECT * FROM {table}")
         cols = [d[0] for d in cur.description]
         rows = [tuple(v for c, v in zip(cols, r) if c != "ingested_at_utc") for r in cur.fetchall()]

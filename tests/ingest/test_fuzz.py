@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES, SAMPLES
-from tokaudit.ingest import INGESTERS
+from tokaudit.ingest import INGESTERS, SNIFF_BYTES, sniff_format
 from tokaudit.ingest.base import Line
+from tokaudit.ingest.discover import wanted_name
 
 
 def _corpus(fmt: str) -> list[bytes]:
-    """Lines to mutate: the project's fixtures, plus the real agent logs in ../shared/samples when present."""
+    """Lines to mutate: the project's fixtures, plus the real agent logs in ../shared/samples when present.
+
+    For a whole-document format the "lines" are whole files (its unit of accounting)."""
     roots = [FIXTURES / fmt] + ([SAMPLES / fmt] if (SAMPLES / fmt).is_dir() else [])
-    return [line for root in roots for p in sorted(root.rglob("*.jsonl")) for line in p.read_bytes().splitlines()]
+    files = [p for root in roots for p in sorted(root.rglob("*")) if p.is_file() and wanted_name(p.name)]
+    files = [p for p in files if sniff_format(p.read_bytes()[:SNIFF_BYTES]) == fmt]
+    if getattr(INGESTERS[fmt], "WHOLE_FILE", False):
+        return [p.read_bytes() for p in files]
+    return [line for p in files for line in p.read_bytes().splitlines()]
 
 
 REAL_LINES = {fmt: _corpus(fmt) for fmt in INGESTERS}
@@ -38,6 +46,8 @@ def mutated_line(draw, fmt: str) -> bytes:
 
 def lines_strategy(fmt: str):
     junk = st.binary(max_size=200).map(lambda b: b.replace(b"\n", b""))
+    if getattr(INGESTERS[fmt], "WHOLE_FILE", False):
+        return st.lists(st.one_of(mutated_line(fmt), junk), min_size=1, max_size=1)  # one document per file
     return st.lists(st.one_of(mutated_line(fmt), junk), min_size=1, max_size=20)
 
 
@@ -51,16 +61,16 @@ def _check(fmt: str, raw_lines: list[bytes]) -> None:
             assert isinstance(call[col], int) and call[col] >= 0
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(lines_strategy("claude-code"))
-def test_claude_code_parser_survives_mutations(raw_lines):
-    _check("claude-code", raw_lines)
+@pytest.mark.parametrize("fmt", sorted(INGESTERS))
+def test_parser_survives_mutations(fmt):
+    assert REAL_LINES[fmt], f"no fixture lines for {fmt}"
 
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(lines_strategy(fmt))
+    def run(raw_lines):
+        _check(fmt, raw_lines)
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(lines_strategy("codex"))
-def test_codex_parser_survives_mutations(raw_lines):
-    _check("codex", raw_lines)
+    run()
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -8,10 +8,14 @@ import pytest
 
 from tests.conftest import FIXTURES
 from tokaudit.ingest import INGESTERS, SNIFF_BYTES, sniff_format
+from tokaudit.ingest.discover import wanted_name
 
+# Every log under fixtures/<format>/ (its README and the subagent sidecars are not logs).
 FIXTURE_FILES = sorted(
-    (p, fmt) for fmt in INGESTERS for p in (FIXTURES / fmt).rglob("*.jsonl")
+    (p, fmt) for fmt in INGESTERS for p in (FIXTURES / fmt).rglob("*") if p.is_file() and wanted_name(p.name)
 )
+# Which shared-sample folders hold which format.
+SAMPLE_FORMATS = {"claude-code": "claude-code", "codex": "codex", "openhands": "openhands", "swe-agent": "swe-agent"}
 
 
 @pytest.mark.parametrize(("path", "fmt"), FIXTURE_FILES, ids=lambda v: v.name if isinstance(v, Path) else v)
@@ -23,18 +27,20 @@ def test_every_format_has_fixtures():
     assert {fmt for _, fmt in FIXTURE_FILES} == set(INGESTERS)
 
 
-@pytest.mark.parametrize("fmt", ["claude-code", "codex"])
-def test_shared_samples_are_sniffed_as_their_format(samples, fmt):
-    files = sorted((samples / fmt).glob("*.jsonl"))
+@pytest.mark.parametrize(("folder", "fmt"), sorted((f, fmt) for f, fmt in SAMPLE_FORMATS.items() if fmt in INGESTERS))
+def test_shared_samples_are_sniffed_as_their_format(samples, folder, fmt):
+    files = sorted(p for p in (samples / folder).iterdir() if p.is_file())
     assert files
     for path in files:
         assert sniff_format(path.read_bytes()[:SNIFF_BYTES]) == fmt, path.name
 
 
 def test_other_shared_samples_are_not_claimed(samples):
-    # Formats tokaudit does not read yet must not be mistaken for one it does.
-    for folder in ("openhands", "swe-agent", "openai-api"):
-        for path in (samples / folder).iterdir():
+    # Formats tokaudit does not read (yet) must not be mistaken for one it does.
+    folders = [p for p in samples.iterdir() if p.is_dir() and SAMPLE_FORMATS.get(p.name) not in INGESTERS and p.name != "expected-ccusage"]
+    assert any(f.name == "openai-api" for f in folders)
+    for folder in folders:
+        for path in folder.iterdir():
             assert sniff_format(path.read_bytes()[:SNIFF_BYTES]) is None, path.name
 
 

@@ -53,6 +53,7 @@ class ParseResult:
     llm_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     tool_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     events: dict[tuple[int, str], dict[str, Any]] = field(default_factory=dict)
+    tool_defs: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     lines_ok: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
@@ -117,6 +118,12 @@ class ParseResult:
     def add_event(self, row: dict[str, Any]) -> None:
         self.events[(row["line_no"], row["kind"])] = row
 
+    def add_tool_def(self, row: dict[str, Any]) -> None:
+        """Add or merge a tool definition seen in a tool listing (widening its first/last seen)."""
+        key = tool_def_key(row)
+        old = self.tool_defs.get(key)
+        self.tool_defs[key] = row if old is None else merge_tool_def(old, row)
+
 
 class FormatModule(Protocol):
     """What a format module in ``tokaudit.ingest`` provides (see the registry)."""
@@ -168,6 +175,24 @@ def merge_tool_call(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         delta = merged["result_ts_utc"] - merged["ts_utc"]
         merged["duration_ms"] = max(0, round(delta.total_seconds() * 1000))
         merged["duration_method"] = "timestamps"
+    return merged
+
+
+TOOL_DEF_KEY = ("session_id", "mcp_server", "tool_name", "schema_sha256")
+
+
+def tool_def_key(row: dict[str, Any]) -> tuple[str, str, str, str]:
+    """A tool definition's identity: one server's tool with one exact schema, within a session."""
+    return (row["session_id"], row["mcp_server"], row["tool_name"], row["schema_sha256"])
+
+
+def merge_tool_def(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The same definition seen again: widen the span it was seen over."""
+    merged = {k: (old.get(k) if old.get(k) is not None else new.get(k)) for k in old.keys() | new.keys()}
+    firsts = [t for t in (old.get("first_seen_utc"), new.get("first_seen_utc")) if t is not None]
+    lasts = [t for t in (old.get("last_seen_utc"), new.get("last_seen_utc")) if t is not None]
+    merged["first_seen_utc"] = min(firsts) if firsts else None
+    merged["last_seen_utc"] = max(lasts) if lasts else None
     return merged
 
 

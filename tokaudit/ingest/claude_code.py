@@ -56,6 +56,9 @@ from tokaudit.ingest.skeleton import args_skeleton
 
 FORMAT = "claude-code"
 AGENT = "claude-code"
+FILE_PATTERNS = ("*.jsonl",)  # names picked up when walking a folder
+# Subagent metadata read beside its transcript (see sidecar_path), never a log of its own.
+SIDECAR_PATTERNS = ("agent-*.meta.json",)
 
 Tokens = Annotated[int, Meta(ge=0)]
 

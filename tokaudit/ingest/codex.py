@@ -61,6 +61,7 @@ from tokaudit.ingest.skeleton import args_skeleton
 
 FORMAT = "codex"
 AGENT = "codex"
+FILE_PATTERNS = ("*.jsonl",)  # names picked up when walking a folder
 
 Tokens = Annotated[int, Meta(ge=0)]
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})

@@ -3,13 +3,36 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
+from fnmatch import translate
+from functools import lru_cache
 from pathlib import Path
 
 from tokaudit.errors import NoInputError
 from tokaudit.ingest import INGESTERS
 
-FILE_SUFFIXES = (".jsonl",)
+
+@lru_cache(maxsize=1)
+def _name_patterns() -> tuple[re.Pattern[str], re.Pattern[str] | None]:
+    """File names worth reading when walking a folder (any format's ``FILE_PATTERNS``), and names to
+    pass over (``SIDECAR_PATTERNS``: metadata files a parser reads beside its log, not logs)."""
+    wanted = {p for m in INGESTERS.values() for p in m.FILE_PATTERNS}
+    sidecars = {p for m in INGESTERS.values() for p in getattr(m, "SIDECAR_PATTERNS", ())}
+    wanted_re = re.compile("|".join(translate(p) for p in sorted(wanted)))
+    sidecar_re = re.compile("|".join(translate(p) for p in sorted(sidecars))) if sidecars else None
+    return wanted_re, sidecar_re
+
+
+def wanted_name(name: str) -> bool:
+    """True for a file name a folder walk should pick up.
+
+    Examples:
+        >>> wanted_name("rollout-2026-01-01.jsonl"), wanted_name("agent-a1.meta.json"), wanted_name("notes.txt")
+        (True, False, False)
+    """
+    wanted, sidecar = _name_patterns()
+    return bool(wanted.match(name)) and not (sidecar is not None and sidecar.match(name))
 
 
 def default_paths() -> list[Path]:
@@ -19,7 +42,7 @@ def default_paths() -> list[Path]:
 
 
 def discover(paths: Iterable[str | os.PathLike[str]], missing: list[str]) -> list[str]:
-    """Files under ``paths`` (folders walked for ``*.jsonl``; files taken as given), sorted, deduplicated.
+    """Files under ``paths`` (folders walked for names some format reads; files taken as given), sorted, deduplicated.
 
     Paths are made canonical (symlinks resolved) so one file reached two ways
     is read once; folders are resolved once and walked without following links.
@@ -44,7 +67,7 @@ def _walk(folder: str, found: set[str]) -> None:
     for entry in entries:
         if entry.is_dir(follow_symlinks=False):
             _walk(entry.path, found)
-        elif entry.name.endswith(FILE_SUFFIXES):
+        elif wanted_name(entry.name):
             found.add(os.path.realpath(entry.path) if entry.is_symlink() else entry.path)
 
 

@@ -8,6 +8,9 @@ Per file, one of:
   parser state saved last time, so a live log is read once, in pieces;
 * **replaced** — head changed or file shrank: its old rows are deleted and it is
   parsed again from byte 0;
+* whole-document formats (a trajectory that is one JSON value, ``WHOLE_FILE``
+  in the format module) cannot be resumed mid-way: a changed one is replaced.
+  Their unit of line accounting is the document: one "line" per file;
 * **failed** — cannot be opened or its format is not recognised: recorded as a
   file-level problem (line 0), the run goes on, and the next run tries it again.
 
@@ -26,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tokaudit.config import DEFAULT_MAX_LINE_BYTES
+from tokaudit.errors import UnknownFormatError
 from tokaudit.ingest import SNIFF_BYTES, get_format, sniff_format
-from tokaudit.ingest.base import ParseResult, Problem
+from tokaudit.ingest.base import Line, ParseResult, Problem
 from tokaudit.ingest.discover import resolve_files
 from tokaudit.ingest.reader import ReadState, iter_lines
 from tokaudit.ingest.summary import IngestSummary
@@ -38,6 +42,8 @@ from tokaudit.redact import excerpt
 GROUP_FILES = 200
 GROUP_ROWS = 250_000
 WORKER_CHUNK_FILES = 25
+# A whole-document log (WHOLE_FILE formats) is decoded in one piece; bigger ones are refused.
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 MAX_SUMMARY_PROBLEMS = 1000  # all problems are stored; the summary lists the first ones
 
 if TYPE_CHECKING:
@@ -103,9 +109,14 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int) -
             if state is None and hasattr(module, "sidecar_path"):
                 state = _sidecar_state(module.sidecar_path(work.path))
             read = ReadState()
-            lines = iter_lines(
-                f, start_offset=work.start_offset, start_line_no=work.start_line_no, max_line_bytes=max_line_bytes, state=read
-            )
+            if getattr(module, "WHOLE_FILE", False):
+                lines = _whole_document(f, work, read)
+                if lines is None:
+                    return _failed(work, "file-too-large", f"a {fmt} document over {MAX_DOCUMENT_BYTES} bytes is not read")
+            else:
+                lines = iter_lines(
+                    f, start_offset=work.start_offset, start_line_no=work.start_line_no, max_line_bytes=max_line_bytes, state=read
+                )
             result = module.parse(lines, path=work.path, state=state)
             head_len = min(len(head), read.end_offset)
             outcome = FileOutcome(
@@ -131,6 +142,16 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int) -
         result.problems.append(Problem(line_no, offset, "line-too-long", message, excerpt(first_bytes)))
     result.problems.sort(key=lambda p: p.line_no)
     return outcome
+
+
+def _whole_document(f, work: FileWork, read: ReadState) -> list[Line] | None:
+    """The whole file as one line (a document format), or None when it is over the size limit."""
+    f.seek(0)
+    data = f.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        return None
+    read.end_offset, read.next_line_no = len(data), 2
+    return [Line(1, 0, data)] if data.strip() else []
 
 
 SIDECAR_MAX_BYTES = 64 * 1024
@@ -165,6 +186,13 @@ def _parse_chunk(works: Sequence[FileWork], forced_format: str | None, max_line_
 # --- the run -----------------------------------------------------------------------------------
 
 
+def _whole_file(fmt: str) -> bool:
+    try:
+        return getattr(get_format(fmt), "WHOLE_FILE", False)
+    except UnknownFormatError:
+        return False  # a format this tokaudit no longer knows: read it again from the start
+
+
 def plan(store: Store, files: Sequence[str], summary: IngestSummary) -> list[FileWork]:
     """Decide, per file, whether it is unchanged, new, grown or replaced."""
     known = {
@@ -192,7 +220,7 @@ def plan(store: Store, files: Sequence[str], summary: IngestSummary) -> list[Fil
             summary.files_unchanged += 1
             continue
         kind = "grown"
-        if fmt == "unknown" or st.st_size < offset:
+        if fmt == "unknown" or st.st_size < offset or _whole_file(fmt):
             kind = "replaced"
         else:
             try:

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import sqlalchemy as sa
 
-from tokaudit.ingest.base import merge_llm_call, merge_session, merge_tool_call, utc_now
+from tokaudit.ingest.base import TOOL_DEF_KEY, merge_llm_call, merge_session, merge_tool_call, merge_tool_def, utc_now
 from tokaudit.store import tables
 from tokaudit.store.queries import fetch_dicts
 
@@ -33,6 +33,8 @@ _ARROW_TYPES = {
     sa.Text: pa.string(),
     sa.Boolean: pa.bool_(),
     sa.DateTime: pa.timestamp("us"),
+    sa.Numeric: pa.decimal128(38, 18),
+    sa.Double: pa.float64(),
 }
 
 
@@ -41,13 +43,23 @@ def arrow_schema(table: sa.Table) -> pa.Schema:
     return pa.schema([pa.field(c.name, _ARROW_TYPES[type(c.type)]) for c in table.columns])
 
 
-_SCHEMAS = {t.name: arrow_schema(t) for t in (tables.sessions, tables.llm_calls, tables.tool_calls, tables.session_events, tables.ingest_problems)}
+_SCHEMAS = {
+    t.name: arrow_schema(t)
+    for t in (tables.sessions, tables.llm_calls, tables.tool_calls, tables.tool_defs, tables.session_events, tables.ingest_problems)
+}
 _SOURCES_SCHEMA = arrow_schema(tables.sources)
-_KEYS = {"sessions": "session_id", "llm_calls": "call_key", "tool_calls": "tool_call_id"}
+# Natural key columns (within one source) of the tables a grown file may continue.
+_KEYS: dict[str, tuple[str, ...]] = {
+    "sessions": ("session_id",),
+    "llm_calls": ("call_key",),
+    "tool_calls": ("tool_call_id",),
+    "tool_defs": TOOL_DEF_KEY,
+}
 _MERGE: dict[str, Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
     "sessions": merge_session,
     "llm_calls": merge_llm_call,
     "tool_calls": merge_tool_call,
+    "tool_defs": merge_tool_def,
 }
 
 
@@ -75,6 +87,7 @@ def build_batch(outcomes: list[FileOutcome]) -> FileBatch:
             ("sessions", r.sessions.values()),
             ("llm_calls", r.llm_calls.values()),
             ("tool_calls", r.tool_calls.values()),
+            ("tool_defs", r.tool_defs.values()),
             ("session_events", r.events.values()),
         ):
             for item in items:
@@ -84,7 +97,7 @@ def build_batch(outcomes: list[FileOutcome]) -> FileBatch:
             rows["ingest_problems"].append(
                 {"source_id": idx, "line_no": p.line_no, "byte_offset": p.byte_offset, "kind": p.kind, "message": p.message, "excerpt": p.excerpt}
             )
-        r.sessions, r.llm_calls, r.tool_calls, r.events = {}, {}, {}, {}
+        r.sessions, r.llm_calls, r.tool_calls, r.tool_defs, r.events = {}, {}, {}, {}, {}
     tables = {name: to_arrow(items, _SCHEMAS[name]) for name, items in rows.items() if items}
     return FileBatch(outcomes, tables)
 
@@ -180,21 +193,26 @@ def _write_rows(store: Store, batch: FileBatch, ids: list[int]) -> None:
 def _merge_with_stored(store: Store, name: str, source_id: int, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not items:
         return items
-    key = _KEYS[name]
+    columns = _KEYS[name]
+    key_sql = " || chr(0) || ".join(columns)
+
+    def key(row: dict[str, Any]) -> str:
+        return "\0".join(row[c] for c in columns)
+
     duck = store.duck
     found = fetch_dicts(
         store,
-        f"SELECT * FROM {name} WHERE source_id = ? AND {key} IN (SELECT unnest(?::VARCHAR[]))",
-        [source_id, [item[key] for item in items]],
+        f"SELECT * FROM {name} WHERE source_id = ? AND {key_sql} IN (SELECT unnest(?::VARCHAR[]))",
+        [source_id, [key(item) for item in items]],
     )
-    stored = {row[key]: row for row in found}
+    stored = {key(row): row for row in found}
     if not stored:
         return items
     duck.execute(
-        f"DELETE FROM {name} WHERE source_id = ? AND {key} IN (SELECT unnest(?::VARCHAR[]))", [source_id, list(stored)]
+        f"DELETE FROM {name} WHERE source_id = ? AND {key_sql} IN (SELECT unnest(?::VARCHAR[]))", [source_id, list(stored)]
     )
     merge = _MERGE[name]
-    return [merge(stored[item[key]], item) if item[key] in stored else item for item in items]
+    return [merge(stored[key(item)], item) if key(item) in stored else item for item in items]
 
 
 def _insert(store: Store, name: str, items: list[dict[str, Any]]) -> None:

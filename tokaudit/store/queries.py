@@ -57,7 +57,7 @@ def list_problems(store: Store, *, limit: int | None = None, kind: str | None = 
 
 def table_counts(store: Store) -> dict[str, int]:
     """Row counts of the main tables (for summaries and tests)."""
-    names = ("sources", "sessions", "llm_calls", "tool_calls", "session_events", "ingest_problems")
+    names = ("sources", "sessions", "llm_calls", "tool_calls", "tool_defs", "session_events", "ingest_problems")
     return {n: store.duck.execute(f"SELECT count(*) FROM {n}").fetchall()[0][0] for n in names}
 
 

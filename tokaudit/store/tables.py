@@ -28,6 +28,7 @@ from sqlalchemy import (
     Column,
     Date,
     DateTime,
+    Double,
     Integer,
     MetaData,
     Numeric,
@@ -109,6 +110,8 @@ def _llm_call_columns() -> list[Column]:
         Column("stop_reason", Text),
         Column("service_tier", Text),
         Column("speed", Text),
+        Column("aggregate_calls", BigInteger),  # calls an is_aggregate row stands for, when known
+        Column("reported_cost_usd", Numeric(38, 18)),  # a cost the log itself states; shown, never used as the price
     ]
 
 
@@ -139,6 +142,21 @@ tool_calls = Table(
     Column("is_error", Boolean),
     Column("duration_ms", BigInteger),
     Column("duration_method", Text),  # reported | timestamps
+    # Token sizes with their method: reported | tokenizer:<encoding> | heuristic:<rule>. NULL tokens:
+    # estimated when read, from result_bytes and the calibrated fits (analyze.tokens).
+    Column("args_tokens", BigInteger),
+    Column("args_tokens_method", Text),
+    Column("result_tokens", BigInteger),
+    Column("result_tokens_method", Text),
+    Column("progress_count", BigInteger),  # MCP notifications/progress received for the call
+    Column("cancelled", Boolean),
+    Column("error_kind", Text),  # tool (a result with isError) | protocol (a JSON-RPC error) | missing-response
+    Column("error_code", BigInteger),  # JSON-RPC error code of a protocol error
+    Column("protocol_call_id", Text),  # the id the agent or protocol gave the call (tool_use id, JSON-RPC id)
+    # Set on a second record of a call stored elsewhere (an MCP transcript's copy of an agent's
+    # call): reports count the call once, filling gaps from both records.
+    Column("linked_source_id", BigInteger),
+    Column("linked_tool_call_id", Text),
     PrimaryKeyConstraint("source_id", "tool_call_id"),
 )
 
@@ -178,6 +196,7 @@ tool_defs = Table(
     Column("description_bytes", BigInteger),
     Column("first_seen_utc", DateTime),
     Column("last_seen_utc", DateTime),
+    Column("definition_bytes", BigInteger),  # the whole tool definition: what the model is sent every turn
     PrimaryKeyConstraint("source_id", "session_id", "mcp_server", "tool_name", "schema_sha256"),
 )
 
@@ -243,6 +262,22 @@ store_state = Table(
     metadata,
     Column("key", Text, primary_key=True),  # data_version: bumped by every ingest write; dedup_version
     Column("value", BigInteger, nullable=False),
+)
+
+# Tokens per byte of tool output, fitted per model family and content type from
+# logs that hold both the text's size and exact usage (tokaudit calibrate).
+token_fits = Table(
+    "token_fits",
+    metadata,
+    Column("model_family", Text, nullable=False),
+    Column("content_type", Text, nullable=False),
+    Column("tokens_per_byte", Double, nullable=False),
+    Column("samples", BigInteger, nullable=False),
+    Column("held_out", BigInteger, nullable=False),
+    Column("median_rel_error", Double),
+    Column("p90_rel_error", Double),
+    Column("fitted_at_utc", DateTime, nullable=False),
+    PrimaryKeyConstraint("model_family", "content_type"),
 )
 
 # The rows of the llm_calls_dedup view, materialised when data_version moved
