@@ -20,13 +20,13 @@ from typing import Any
 from tokaudit.analyze.pricing import price_rows, price_source
 from tokaudit.config import Config
 from tokaudit.errors import TokauditError
+from tokaudit.ingest.tokens import HEURISTIC_METHOD
 from tokaudit.store.engine import Store
-from tokaudit.store.queries import dedup_relation, fetch_dicts
+from tokaudit.store.queries import dedup_relation, fetch_dicts, tool_calls_sql
 
 TOKEN_DIMENSIONS = ("day", "week", "month", "session", "project", "model", "agent")
 TOOL_DIMENSIONS = ("tool", "mcp-server")
 DIMENSIONS = TOKEN_DIMENSIONS + TOOL_DIMENSIONS
-RESULT_TOKENS_METHOD = "heuristic:bytes/4"
 
 _PRICE_COLUMNS = (
     "model",
@@ -340,26 +340,39 @@ def _totals(rows: list[dict[str, Any]], columns: list[str]) -> dict[str, Any]:
 
 
 def _tool_report(store: Store, by: str, since: date | None, until: date | None, tz: str) -> UsageReport:
+    from tokaudit.analyze.tokens import result_tokens_sql
+
     _check_tz(store, tz)
-    local = f"(coalesce(ts_utc, result_ts_utc) AT TIME ZONE 'UTC') AT TIME ZONE '{tz}'"
+    local = f"(coalesce(t.ts_utc, t.result_ts_utc) AT TIME ZONE 'UTC') AT TIME ZONE '{tz}'"
     where, params = _window(since, until, local)
-    key_expr, key_name = ("tool_name", "tool") if by == "tool" else ("coalesce(mcp_server, '(not MCP)')", "mcp_server")
+    key_expr, key_name = ("t.tool_name", "tool") if by == "tool" else ("coalesce(t.mcp_server, '(not MCP)')", "mcp_server")
+    joins, tokens, method = result_tokens_sql("t")
     rows = fetch_dicts(
         store,
         f"""
-        SELECT {key_expr} AS "{key_name}",
+        WITH per_call AS (
+            SELECT {key_expr} AS k, t.is_error, t.args_bytes, t.result_bytes, {tokens} AS result_tokens, {method} AS method
+            FROM ({tool_calls_sql()}) AS t {joins}
+            WHERE {where}
+        )
+        SELECT k AS "{key_name}",
                count(*) AS calls,
                count(*) FILTER (WHERE is_error) AS errors,
                sum(args_bytes) AS args_bytes,
                sum(result_bytes) AS result_bytes,
-               CAST(round(sum(result_bytes) / 4) AS BIGINT) AS result_tokens_estimated,
+               sum(result_tokens) AS result_tokens,
+               string_agg(DISTINCT method, ', ' ORDER BY method) AS result_tokens_methods,
                count(*) FILTER (WHERE result_bytes IS NULL) AS calls_without_result
-        FROM tool_calls WHERE {where}
+        FROM per_call
         GROUP BY ALL ORDER BY calls DESC, 1
         """,
         params,
     )
-    out_columns = [key_name, "calls", "errors", "args_bytes", "result_bytes", "result_tokens_estimated", "calls_without_result"]
-    totals = _totals(rows, out_columns[1:])
-    notes = [f"result_tokens_estimated is an estimate ({RESULT_TOKENS_METHOD}); token counts in logs are per request, not per tool result"]
+    out_columns = [key_name, "calls", "errors", "args_bytes", "result_bytes", "result_tokens", "result_tokens_methods", "calls_without_result"]
+    totals = _totals(rows, [c for c in out_columns[1:] if c != "result_tokens_methods"])
+    notes = [
+        "result_tokens: logs report tokens per request, not per tool result, so these are estimates unless the method says "
+        "'reported' (methods: tokenizer:<encoding> counted at ingest; calibrated:<family>/<content> fitted by `tokaudit calibrate`; "
+        f"{HEURISTIC_METHOD})"
+    ]
     return UsageReport(by, tz, since, until, out_columns, rows, totals, [], price_source(), notes)

@@ -19,6 +19,7 @@ from rich.text import Text
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from tokaudit.analyze.tokens import TokenFit
     from tokaudit.analyze.usage import UsageReport
     from tokaudit.ingest.summary import IngestSummary
 
@@ -77,7 +78,8 @@ _LABELS = {
     "total_tokens": "total",
     "cost_usd": "cost",
     "unpriced_calls": "unpriced",
-    "result_tokens_estimated": "≈result tokens",
+    "result_tokens": "result tokens",
+    "result_tokens_methods": "method",
     "calls_without_result": "no result",
     "first_utc": "first (UTC)",
     "last_utc": "last (UTC)",
@@ -134,3 +136,32 @@ def render_sources(rows: list[dict[str, Any]], console: Console) -> None:
             *(_cell(r[c]) for c in ("lines_read", "lines_used", "lines_skipped", "lines_problem")),
         )
     console.print(table)
+
+
+def render_fits(fits: list[TokenFit], console: Console, *, saved: bool) -> None:
+    """Calibrated token fits with their held-out errors beside the bytes/4 heuristic's."""
+    if not fits:
+        console.print(
+            "no fit: the store holds too few single-tool steps (a request asking for one tool, then the next request); "
+            "ingest more Claude Code or Codex logs"
+        )
+        return
+
+    def pct(value: float | None) -> str:
+        return "—" if value is None else f"{value:.0%}"
+
+    table = Table(title="tokens per byte of tool traffic, fitted on your logs")
+    for name in ("family", "content", "tok/byte result", "tok/byte args", "overhead tok", "steps", "held out",
+                 "error p50", "error p90", "bytes/4 p50", "bytes/4 p90"):
+        table.add_column(name, justify="left" if name in ("family", "content") else "right")
+    for f in fits:
+        table.add_row(
+            Text(f.model_family), Text(f.content_type), f"{f.tokens_per_byte:.3f}", f"{f.args_tokens_per_byte:.3f}",
+            f"{f.overhead_tokens:.0f}", f"{f.samples:,}", f"{f.held_out:,}", pct(f.median_rel_error), pct(f.p90_rel_error),
+            pct(f.heuristic_median_rel_error), pct(f.heuristic_p90_rel_error),
+        )
+    console.print(table)
+    for f in fits:
+        if f.rejected:
+            console.print(Text(f"not used: {f.model_family}/{f.content_type}: {f.rejected}", style="yellow"))
+    console.print(Text("saved: tool results without a token count are now estimated with the usable fits" if saved else "not saved (--dry-run)", style="dim"))

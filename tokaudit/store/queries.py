@@ -40,6 +40,33 @@ def dedup_relation(store: Store) -> str:
     return "llm_calls_dedup_cache"
 
 
+def tool_calls_sql() -> str:
+    """SQL for tool calls counted once: a second record of a call (an MCP transcript's copy of a
+    call an agent log also holds, see ``ingest.link``) is folded into the first, filling its gaps."""
+    return """
+        SELECT t.* REPLACE (
+                   coalesce(t.mcp_server, l.mcp_server) AS mcp_server,
+                   coalesce(t.mcp_tool, l.mcp_tool) AS mcp_tool,
+                   coalesce(t.result_bytes, l.result_bytes) AS result_bytes,
+                   coalesce(t.result_content_types, l.result_content_types) AS result_content_types,
+                   CASE WHEN t.result_tokens IS NULL THEN l.result_tokens ELSE t.result_tokens END AS result_tokens,
+                   CASE WHEN t.result_tokens IS NULL THEN l.result_tokens_method ELSE t.result_tokens_method END AS result_tokens_method,
+                   coalesce(t.is_error, l.is_error) AS is_error,
+                   coalesce(t.duration_ms, l.duration_ms) AS duration_ms
+               )
+        FROM tool_calls AS t
+        LEFT JOIN (
+            SELECT linked_source_id, linked_tool_call_id,
+                   any_value(mcp_server) AS mcp_server, any_value(mcp_tool) AS mcp_tool, any_value(result_bytes) AS result_bytes,
+                   any_value(result_content_types) AS result_content_types, any_value(result_tokens) AS result_tokens,
+                   any_value(result_tokens_method) AS result_tokens_method, any_value(is_error) AS is_error,
+                   any_value(duration_ms) AS duration_ms
+            FROM tool_calls WHERE linked_tool_call_id IS NOT NULL GROUP BY ALL
+        ) AS l ON l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id
+        WHERE t.linked_tool_call_id IS NULL
+    """
+
+
 def list_problems(store: Store, *, limit: int | None = None, kind: str | None = None) -> list[dict[str, Any]]:
     """Ingest problems with their file path, newest files first, then by line."""
     sql = """

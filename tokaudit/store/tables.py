@@ -265,17 +265,24 @@ store_state = Table(
 )
 
 # Tokens per byte of tool output, fitted per model family and content type from
-# logs that hold both the text's size and exact usage (tokaudit calibrate).
+# logs that hold both the text's size and exact usage (tokaudit calibrate, see
+# analyze.tokens): the context growth over one tool step ~ tokens_per_byte *
+# result bytes + args_tokens_per_byte * argument bytes + overhead_tokens. Errors
+# are measured on held-out steps, beside those of the plain bytes/4 heuristic.
 token_fits = Table(
     "token_fits",
     metadata,
     Column("model_family", Text, nullable=False),
     Column("content_type", Text, nullable=False),
     Column("tokens_per_byte", Double, nullable=False),
+    Column("args_tokens_per_byte", Double, nullable=False),
+    Column("overhead_tokens", Double, nullable=False),
     Column("samples", BigInteger, nullable=False),
     Column("held_out", BigInteger, nullable=False),
     Column("median_rel_error", Double),
     Column("p90_rel_error", Double),
+    Column("heuristic_median_rel_error", Double),
+    Column("heuristic_p90_rel_error", Double),
     Column("fitted_at_utc", DateTime, nullable=False),
     PrimaryKeyConstraint("model_family", "content_type"),
 )
