@@ -297,6 +297,11 @@ def ingest_files(
         if on_progress:
             on_progress(done, len(files))
     if works:
+        from tokaudit.ingest.link import link_tool_calls
+
+        store.duck.execute("BEGIN TRANSACTION")
+        summary.tool_calls_linked = link_tool_calls(store)
+        store.duck.execute("COMMIT")
         store.duck.execute("CHECKPOINT")
         store.duck.execute("RESET checkpoint_threshold")
         store.duck.execute("RESET memory_limit")

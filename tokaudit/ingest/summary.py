@@ -27,6 +27,7 @@ class IngestSummary:
     sessions: int = 0
     llm_calls: int = 0
     tool_calls: int = 0
+    tool_calls_linked: int = 0  # MCP-side records matched to an agent's record of the same call (ingest.link)
     problems: list[tuple[str, Problem]] = field(default_factory=list)
     missing_paths: list[str] = field(default_factory=list)
 
@@ -47,7 +48,12 @@ class IngestSummary:
                 "pending": self.lines_pending,
             },
             "skipped_by_rule": dict(sorted(self.skipped_by_rule.items())),
-            "rows": {"sessions": self.sessions, "llm_calls": self.llm_calls, "tool_calls": self.tool_calls},
+            "rows": {
+                "sessions": self.sessions,
+                "llm_calls": self.llm_calls,
+                "tool_calls": self.tool_calls,
+                "tool_calls_linked": self.tool_calls_linked,
+            },
             "problems": [
                 {"path": path, "line_no": p.line_no, "kind": p.kind, "message": p.message, "excerpt": p.excerpt}
                 for path, p in self.problems

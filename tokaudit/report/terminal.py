@@ -48,6 +48,8 @@ def ingest_summary_lines(summary: IngestSummary) -> list[str]:
     if f.skipped_by_rule:
         lines.append("skipped: " + ", ".join(f"{rule} {n:,}" for rule, n in sorted(f.skipped_by_rule.items())))
     lines.append(f"rows: {f.sessions:,} sessions, {f.llm_calls:,} model requests, {f.tool_calls:,} tool calls")
+    if f.tool_calls_linked:
+        lines.append(f"linked: {f.tool_calls_linked:,} MCP transcript records to the agent's record of the same call (counted once)")
     lines.extend(f"missing: {path}" for path in f.missing_paths)
     return lines
 

@@ -1,0 +1,73 @@
+"""Linking the two records of one tool call: the agent's log and the MCP server's transcript.
+
+When an agent log (Claude Code, Codex, OTel, ...) and an MCP transcript both
+hold the same ``tools/call``, the call must be counted once. After every
+ingest that wrote rows, each MCP-side call not yet linked is matched to an
+agent-side call:
+
+1. by id: the agent's call id equals the MCP record's (``protocol_call_id``);
+2. else by tool and time: same MCP tool name (and same server when both name
+   one), timestamps at most ``WINDOW_S`` apart; each record is used once, the
+   nearest pair first.
+
+A linked MCP record keeps its row (nothing is deleted) and points at the
+agent's (``linked_source_id``, ``linked_tool_call_id``); reports read
+``store.queries.tool_calls_sql()``, which counts the pair once and fills the
+agent's gaps (server, result size, tokens) from the MCP side.
+"""
+
+from __future__ import annotations
+
+from tokaudit.store.engine import Store
+
+MCP_FORMATS = ("mcp-jsonrpc", "mcp-desktop")
+WINDOW_S = 30
+
+_CANDIDATES = f"""
+WITH mcp AS (
+    SELECT t.source_id, t.tool_call_id, t.protocol_call_id, t.mcp_server, coalesce(t.mcp_tool, t.tool_name) AS tool, t.ts_utc
+    FROM tool_calls AS t JOIN sources AS s USING (source_id)
+    WHERE s.format IN {MCP_FORMATS} AND t.linked_tool_call_id IS NULL
+),
+agent AS (
+    SELECT t.source_id, t.tool_call_id, coalesce(t.protocol_call_id, t.tool_call_id) AS call_id, t.mcp_server,
+           coalesce(t.mcp_tool, t.tool_name) AS tool, t.ts_utc
+    FROM tool_calls AS t JOIN sources AS s USING (source_id)
+    WHERE s.format NOT IN {MCP_FORMATS} AND t.linked_tool_call_id IS NULL
+      AND NOT EXISTS (SELECT 1 FROM tool_calls AS l WHERE l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id)
+),
+pairs AS (
+    SELECT m.source_id AS m_source, m.tool_call_id AS m_call, a.source_id AS a_source, a.tool_call_id AS a_call,
+           CASE WHEN m.protocol_call_id IS NOT NULL AND m.protocol_call_id = a.call_id THEN 0
+                ELSE 1 + abs(epoch_ms(m.ts_utc) - epoch_ms(a.ts_utc)) END AS distance
+    FROM mcp AS m JOIN agent AS a
+      ON (m.protocol_call_id IS NOT NULL AND m.protocol_call_id = a.call_id)
+      OR (m.tool = a.tool AND (m.mcp_server IS NULL OR a.mcp_server IS NULL OR m.mcp_server = a.mcp_server)
+          AND abs(epoch_ms(m.ts_utc) - epoch_ms(a.ts_utc)) <= {WINDOW_S * 1000})
+),
+ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY m_source, m_call ORDER BY distance, a_source, a_call) AS m_rank,
+              row_number() OVER (PARTITION BY a_source, a_call ORDER BY distance, m_source, m_call) AS a_rank
+    FROM pairs
+)
+SELECT m_source, m_call, a_source, a_call FROM ranked WHERE m_rank = 1 AND a_rank = 1
+"""
+
+
+def link_tool_calls(store: Store) -> int:
+    """Link MCP-side records of tool calls to the agent-side records of the same calls; returns how many.
+
+    Pairs are taken nearest first until none is left, so a record that lost
+    its nearest partner to a closer pair can still pair with its next one.
+    """
+    duck = store.duck
+    linked = 0
+    while True:
+        pairs = duck.execute(_CANDIDATES).fetchall()
+        if not pairs:
+            return linked
+        duck.executemany(
+            "UPDATE tool_calls SET linked_source_id = ?, linked_tool_call_id = ? WHERE source_id = ? AND tool_call_id = ?",
+            [[a_source, a_call, m_source, m_call] for m_source, m_call, a_source, a_call in pairs],
+        )
+        linked += len(pairs)
