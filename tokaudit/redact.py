@@ -12,23 +12,32 @@ import re
 EXCERPT_CHARS = 200
 
 # Patterns for the credential shapes that show up in agent logs. Each keeps a
-# short prefix so a reader can still tell what kind of secret was there.
-_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?i)\b(bearer)\s+[a-z0-9._~+/=-]{8,}"), r"\1 [REDACTED]"),
-    (re.compile(r"\b(sk-(?:ant-|proj-)?)[A-Za-z0-9_-]{8,}"), r"\1[REDACTED]"),
-    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{8,}"), r"\1[REDACTED]"),
-    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{8,}"), r"\1[REDACTED]"),
-    (re.compile(r"\b(xox[abprs]-)[A-Za-z0-9-]{8,}"), r"\1[REDACTED]"),
-    (re.compile(r"\b(AKIA)[A-Z0-9]{12,}"), r"\1[REDACTED]"),
-    (re.compile(r"\b(AIza)[A-Za-z0-9_-]{20,}"), r"\1[REDACTED]"),
+# short prefix so a reader can still tell what kind of secret was there. Each
+# comes with the lowercase literals one of which any match must contain: a regex
+# is run only when its literal is present, which keeps redaction cheap enough to
+# run on every tool result at ingest.
+_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
+    (re.compile(r"(?i)\b(bearer)\s+[a-z0-9._~+/=-]{8,}"), r"\1 [REDACTED]", ("bearer",)),
+    (re.compile(r"\b(sk-(?:ant-|proj-)?)[A-Za-z0-9_-]{8,}"), r"\1[REDACTED]", ("sk-",)),
+    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{8,}"), r"\1[REDACTED]", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{8,}"), r"\1[REDACTED]", ("github_pat_",)),
+    (re.compile(r"\b(xox[abprs]-)[A-Za-z0-9-]{8,}"), r"\1[REDACTED]", ("xox",)),
+    (re.compile(r"\b(AKIA)[A-Z0-9]{12,}"), r"\1[REDACTED]", ("akia",)),
+    (re.compile(r"\b(AIza)[A-Za-z0-9_-]{20,}"), r"\1[REDACTED]", ("aiza",)),
     (
         re.compile(
             r"(?i)([\"']?(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)[\"']?\s*[:=]\s*[\"']?)"
             r"[^\s\"',}]{4,}"
         ),
         r"\1[REDACTED]",
+        ("api_key", "api-key", "apikey", "access_token", "access-token", "accesstoken", "auth_token", "auth-token",
+         "authtoken", "secret", "passw"),
     ),
 )
+
+
+# One pass finds which literals occur (most texts hold none).
+_LITERALS = re.compile("|".join(re.escape(lit) for _, _, lits in _SECRET_PATTERNS for lit in lits))
 
 
 def redact(text: str) -> str:
@@ -40,8 +49,12 @@ def redact(text: str) -> str:
         >>> redact('{"api_key": "sk-ant-abcdefghijkl"}')
         '{"api_key": "[REDACTED]"}'
     """
-    for pattern, replacement in _SECRET_PATTERNS:
-        text = pattern.sub(replacement, text)
+    found = set(_LITERALS.findall(text.lower()))
+    if not found:
+        return text
+    for pattern, replacement, literals in _SECRET_PATTERNS:
+        if found.intersection(literals):
+            text = pattern.sub(replacement, text)
     return text
 
 

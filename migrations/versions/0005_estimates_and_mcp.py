@@ -1,6 +1,7 @@
 """Token estimates, MCP call details, linked tool calls, aggregate calls and token fits.
 
-* tool_calls: args/result token counts with the method that produced them
+* tool_calls: a bounded, redacted excerpt of each result (what novelty, loop
+  and notice detectors compare); args/result token counts with the method that produced them
   (``reported``, ``tokenizer:<name>``, ``heuristic:<rule>``), MCP progress
   notifications and cancellation, protocol errors apart from tool errors, the
   call id the agent or protocol used (for linking), and the row this one is a
@@ -39,6 +40,7 @@ TOOL_CALL_COLUMNS = [
     ("protocol_call_id", sa.Text),
     ("linked_source_id", sa.BigInteger),
     ("linked_tool_call_id", sa.Text),
+    ("result_excerpt", sa.Text),
 ]
 
 

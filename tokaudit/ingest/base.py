@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
-from tokaudit.redact import excerpt
+from tokaudit.redact import excerpt, redact
 
 
 class Line(NamedTuple):
@@ -261,3 +261,33 @@ def split_mcp_name(tool_name: str) -> tuple[str | None, str | None]:
         return None, None
     return server, tool
 
+
+
+# --- traces of tool results for the detectors -----------------------------------------------------
+
+RESULT_HEAD_CHARS = 400
+RESULT_TAIL_CHARS = 160
+
+
+def result_features(data: bytes) -> dict[str, str]:
+    """Bounded traces of a tool result that detectors compare without keeping the text.
+
+    ``result_excerpt``: its first and last characters (continuation notices and
+    cursors sit at either end), with secrets redacted. Detectors mask digits and
+    ids in it to compare results (novelty) and look for continuation notices.
+
+    Examples:
+        >>> result_features(b"Progress: segment 3/20 verified. Call again with segment_index=4")["result_excerpt"][:26]
+        'Progress: segment 3/20 ver'
+        >>> len(result_features(b"x" * 100_000)["result_excerpt"])
+        563
+    """
+    if len(data) <= (RESULT_HEAD_CHARS + RESULT_TAIL_CHARS) * 2:
+        text = data.decode("utf-8", "replace")
+        if len(text) > RESULT_HEAD_CHARS + RESULT_TAIL_CHARS:
+            text = text[:RESULT_HEAD_CHARS] + " … " + text[-RESULT_TAIL_CHARS:]
+    else:
+        head = data[: RESULT_HEAD_CHARS * 4].decode("utf-8", "replace")[:RESULT_HEAD_CHARS]
+        tail = data[-RESULT_TAIL_CHARS * 4 :].decode("utf-8", "replace")[-RESULT_TAIL_CHARS:]
+        text = head + " … " + tail
+    return {"result_excerpt": redact(text)}

@@ -51,7 +51,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Raw, Struct
 
-from tokaudit.ingest.base import Line, ParseResult, check_utf8, sha256_hex, split_mcp_name, total_tokens, utc_naive
+from tokaudit.ingest.base import Line, ParseResult, check_utf8, result_features, sha256_hex, split_mcp_name, total_tokens, utc_naive
 from tokaudit.ingest.skeleton import args_skeleton
 
 FORMAT = "claude-code"
@@ -325,6 +325,7 @@ def _use_line(result: ParseResult, line: Line, obj: ClaudeLine, project: str, su
             if block.type == "tool_result" and block.tool_use_id:
                 size, types, hashed = _result_size(block.content)
                 row = {
+                    **result_features(hashed),
                     "tool_call_id": block.tool_use_id,
                     "session_id": session_id,
                     "result_line_no": line.line_no,

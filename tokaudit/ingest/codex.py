@@ -53,6 +53,7 @@ from tokaudit.ingest.base import (
     Line,
     ParseResult,
     check_utf8,
+    result_features,
     sha256_hex,
     split_mcp_name,
     utc_naive,
@@ -431,6 +432,7 @@ def _response_item_line(result: ParseResult, line: Line, item: ResponseItem, ses
         text = _as_text(item.output)
         result.add_tool_call(
             {
+                **result_features(text),
                 "tool_call_id": item.call_id,
                 "session_id": session_id,
                 "result_line_no": line.line_no,

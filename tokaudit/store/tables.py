@@ -157,6 +157,9 @@ tool_calls = Table(
     # call): reports count the call once, filling gaps from both records.
     Column("linked_source_id", BigInteger),
     Column("linked_tool_call_id", Text),
+    # Head and tail of the result, secrets redacted (ingest.base.result_features): what novelty,
+    # loop and notice detectors compare, and what findings quote.
+    Column("result_excerpt", Text),
     PrimaryKeyConstraint("source_id", "tool_call_id"),
 )
 
