@@ -53,6 +53,8 @@ class Config:
     db: str | None = None
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     price_overrides: dict[str, PriceOverride] = field(default_factory=dict)
+    # [detectors.<name>] tables, as written; the detector registry validates them (it knows the keys).
+    detectors: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: str = "defaults"
 
 
@@ -96,7 +98,7 @@ def load_config(explicit: str | os.PathLike[str] | None = None, cwd: Path | None
     return parse_config(data, where)
 
 
-_TOP_LEVEL_KEYS = {"db", "max_line_bytes", "pricing"}
+_TOP_LEVEL_KEYS = {"db", "max_line_bytes", "pricing", "detectors"}
 
 
 def parse_config(data: dict[str, Any], where: str = "config") -> Config:
@@ -120,8 +122,15 @@ def parse_config(data: dict[str, Any], where: str = "config") -> Config:
         db=db,
         max_line_bytes=max_line,
         price_overrides=_parse_pricing(data.get("pricing", {}), where),
+        detectors=_parse_detectors(data.get("detectors", {}), where),
         source=where,
     )
+
+
+def _parse_detectors(detectors: Any, where: str) -> dict[str, dict[str, Any]]:
+    if not isinstance(detectors, dict) or not all(isinstance(v, dict) for v in detectors.values()):
+        raise ConfigError(f"{where}: 'detectors' must hold one table per detector, e.g. [detectors.same_tool_chain]")
+    return {name: dict(table) for name, table in detectors.items()}
 
 
 def _parse_pricing(pricing: Any, where: str) -> dict[str, PriceOverride]:

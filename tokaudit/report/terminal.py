@@ -19,6 +19,7 @@ from rich.text import Text
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from tokaudit.analyze.audit import AuditResult
     from tokaudit.analyze.tokens import TokenFit
     from tokaudit.analyze.usage import UsageReport
     from tokaudit.ingest.summary import IngestSummary
@@ -167,3 +168,68 @@ def render_fits(fits: list[TokenFit], console: Console, *, saved: bool) -> None:
         if f.rejected:
             console.print(Text(f"not used: {f.model_family}/{f.content_type}: {f.rejected}", style="yellow"))
     console.print(Text("saved: tool results without a token count are now estimated with the usable fits" if saved else "not saved (--dry-run)", style="dim"))
+
+
+_SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
+
+
+def render_audit(result: AuditResult, console: Console) -> None:
+    """An audit's headline: sessions, findings per detector and severity, the economic-DoS sessions."""
+    summary = result.summary()
+    run = f"audit run {result.audit_run_id}" if result.audit_run_id is not None else "audit (not saved)"
+    console.print(f"{run}: {summary['sessions']:,} sessions, {summary['findings']:,} findings in {result.seconds:.1f} s")
+    sev = ", ".join(f"{n} {s}" for s, n in summary["by_severity"].items() if n)
+    if sev:
+        console.print(f"by severity: {sev}")
+    if summary["by_detector"]:
+        table = Table(title="findings by detector")
+        table.add_column("detector")
+        table.add_column("findings", justify="right")
+        for name, n in summary["by_detector"].items():
+            table.add_row(Text(name), f"{n:,}")
+        console.print(table)
+    dos = [f for f in result.findings if f.detector == "economic_dos"]
+    if dos:
+        console.print(Text(f"economic DoS suspected in {len(dos)} session(s):", style="bold red"))
+        for f in sorted(dos, key=lambda f: -(f.excess_tokens or 0))[:10]:
+            console.print(Text(f"  {f.session_id}  [{f.severity}]  {f.explanation}"))
+    console.print(Text("list them with `tokaudit findings`; one session turn by turn with `tokaudit show SESSION`", style="dim"))
+
+
+def render_findings(rows: list[dict[str, Any]], console: Console) -> None:
+    """Stored findings, most severe first, each with its explanation."""
+    if not rows:
+        console.print("no findings (run `tokaudit audit` first, or relax the filters)")
+        return
+    table = Table(show_lines=True)
+    for name in ("severity", "detector", "session", "turns", "tool", "metric", "excess tokens", "explanation"):
+        table.add_column(name, overflow="fold", justify="right" if name == "excess tokens" else "left")
+    for r in rows:
+        turns = "—" if r["first_turn"] is None else f"{r['first_turn']}–{r['last_turn']}"
+        table.add_row(
+            Text(r["severity"], style=_SEVERITY_STYLE.get(r["severity"], "")), Text(r["detector"]), Text(r["session_id"]), turns,
+            Text(r["tool_key"] or "—"), Text(f"{r['metric']} = {r['value']}"), _cell(r["excess_tokens"]), Text(r["explanation"]),
+        )
+    console.print(table)
+
+
+def render_timeline(data: dict[str, Any], console: Console) -> None:
+    """A session turn by turn, flagged turns marked."""
+    s = data["session"]
+    console.print(Text(f"session {s.get('session_id')}  agent {s.get('agent')}  model {s.get('model')}  outcome {s.get('outcome') or '—'}"))
+    table = Table()
+    for name in ("turn", "time (UTC)", "uncached", "cache read", "cache write", "output", "reasoning", "context", "tool calls", "flags"):
+        table.add_column(name, justify="left" if name in ("time (UTC)", "tool calls", "flags") else "right", overflow="fold")
+    for t in data["turns"]:
+        tools = "; ".join(
+            f"{x['tool']}{' ✗' if x['is_error'] else ''} (args {x['args_tokens'] or 0:,}, result {x['result_tokens'] or 0:,})" for x in t["tools"]
+        )
+        flags = ", ".join(t["flags"])
+        table.add_row(
+            str(t["turn"]), (t["ts_utc"] or "")[:19], _cell(t["input_tokens"]), _cell(t["cache_read_tokens"]), _cell(t["cache_write_tokens"]),
+            _cell(t["output_tokens"]), _cell(t["reasoning_tokens"]), _cell(t["context_tokens"]), Text(tools),
+            Text(("⚑ " + flags) if flags else "", style="bold red" if flags else ""),
+        )
+    console.print(table)
+    for f in data["findings"]:
+        console.print(Text(f"[{f['severity']}] {f['detector']}: {f['explanation']}", style=_SEVERITY_STYLE.get(f["severity"], "")))

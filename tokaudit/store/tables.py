@@ -214,6 +214,7 @@ audit_runs = Table(
     Column("window_end_utc", DateTime),
     Column("tokaudit_version", Text, nullable=False),
     Column("thresholds", Text, nullable=False),  # JSON
+    Column("summary", Text),  # JSON: sessions analysed, findings per detector and severity
 )
 
 findings = Table(
@@ -232,6 +233,8 @@ findings = Table(
     Column("excess_tokens", BigInteger),
     Column("excess_usd", Text),  # decimal as text: exact, and NULL when unpriced
     Column("explanation", Text),
+    Column("tool_key", Text),  # server/tool (MCP) or tool name the finding is about
+    Column("evidence", Text),  # JSON: the measurements and result excerpts behind the finding
     PrimaryKeyConstraint("audit_run_id", "finding_no"),
 )
 

@@ -1,0 +1,234 @@
+"""Running every detector over the store and keeping the result as an audit run.
+
+``run_audit`` reads the frames, builds the shared context (tool features,
+cohort baselines), runs the registered detectors in order — the combined
+``economic_dos`` verdict last, over the others' findings — and, unless told
+not to, stores the run with its thresholds and findings.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tokaudit import __version__
+from tokaudit.analyze.cohorts import session_baselines
+from tokaudit.analyze.detectors import DETECTORS, SEVERITIES, Finding, resolve_params
+from tokaudit.analyze.detectors._common import Context
+from tokaudit.analyze.features import tool_features
+from tokaudit.analyze.frames import Frames, load_frames
+from tokaudit.config import Config
+from tokaudit.ingest.base import utc_now
+from tokaudit.store.engine import Store
+
+
+@dataclass
+class AuditResult:
+    """What one audit found, and where it was stored."""
+
+    audit_run_id: int | None
+    started_at_utc: datetime
+    sessions: int
+    findings: list[Finding]
+    thresholds: dict[str, Any]
+    seconds: float = 0.0
+    detector_seconds: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        by_detector = Counter(f.detector for f in self.findings)
+        by_severity = Counter(f.severity for f in self.findings)
+        flagged = sorted({f.session_id for f in self.findings if f.detector == "economic_dos"})
+        return {
+            "sessions": self.sessions,
+            "findings": len(self.findings),
+            "by_detector": dict(sorted(by_detector.items())),
+            "by_severity": {s: by_severity.get(s, 0) for s in SEVERITIES},
+            "economic_dos_sessions": len(flagged),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "audit_run_id": self.audit_run_id,
+            "started_at_utc": self.started_at_utc.isoformat(),
+            "summary": self.summary(),
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def build_context(frames: Frames, min_cohort: int = 20) -> Context:
+    """Derived tables every detector may read."""
+    return Context(frames=frames, tools=tool_features(frames.tools, frames.calls), baselines=session_baselines(frames.sessions, min_cohort))
+
+
+def run_detectors(context: Context, params: dict[str, Any], only: set[str] | None = None) -> tuple[list[Finding], dict[str, float]]:
+    """Run the detectors in registry order (each sees the findings before it); returns findings and seconds per detector."""
+    timings: dict[str, float] = {}
+    for name, module in DETECTORS.items():
+        if only is not None and name not in only:
+            continue
+        started = time.perf_counter()
+        found = module.detect(context, params[name])
+        timings[name] = time.perf_counter() - started
+        context.findings.extend(found)
+    return context.findings, timings
+
+
+def run_audit(
+    store: Store,
+    *,
+    config: Config | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    save: bool = True,
+    only: set[str] | None = None,
+) -> AuditResult:
+    """Audit the sessions that started in [since, until) (UTC; default everything)."""
+    config = config or Config()
+    params = resolve_params(config.detectors)
+    started_at = utc_now()
+    started = time.perf_counter()
+    frames = load_frames(store, config=config, since=since, until=until)
+    context = build_context(frames, params["cost_blowup"].min_cohort)
+    findings, timings = run_detectors(context, params, only)
+    thresholds = {name: p.__dict__ for name, p in params.items()}
+    result = AuditResult(None, started_at, frames.sessions.height, findings, thresholds, time.perf_counter() - started, timings)
+    if save and not store.read_only:
+        result.audit_run_id = _save(store, result, since, until)
+    return result
+
+
+def _save(store: Store, result: AuditResult, since: datetime | None, until: datetime | None) -> int:
+    duck = store.duck
+    duck.execute("BEGIN TRANSACTION")
+    try:
+        run_id = duck.execute("SELECT nextval('audit_run_id_seq')").fetchall()[0][0]
+        duck.execute(
+            "INSERT INTO audit_runs (audit_run_id, started_at_utc, window_start_utc, window_end_utc, tokaudit_version, thresholds, summary) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [run_id, result.started_at_utc, since, until, __version__, json.dumps(result.thresholds, sort_keys=True), json.dumps(result.summary())],
+        )
+        rows = [
+            [
+                run_id, no, f.detector, f.severity, f.session_id, f.first_turn, f.last_turn, f.metric, repr(f.value), f.threshold,
+                f.excess_tokens, None if f.excess_usd is None else f"{f.excess_usd:.6f}", f.explanation, f.tool_key,
+                json.dumps(f.evidence, default=str, sort_keys=True),
+            ]
+            for no, f in enumerate(result.findings, start=1)
+        ]
+        if rows:
+            duck.executemany(
+                "INSERT INTO findings (audit_run_id, finding_no, detector, severity, session_id, first_turn, last_turn, metric, value, "
+                "threshold, excess_tokens, excess_usd, explanation, tool_key, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        duck.execute("COMMIT")
+    except BaseException:
+        duck.execute("ROLLBACK")
+        raise
+    return run_id
+
+
+def latest_run_id(store: Store) -> int | None:
+    """The most recent stored audit run, or None."""
+    rows = store.duck.execute("SELECT max(audit_run_id) FROM audit_runs").fetchall()
+    return rows[0][0]
+
+
+def list_findings(
+    store: Store,
+    *,
+    run_id: int | None = None,
+    detector: str | None = None,
+    min_severity: str | None = None,
+    session: str | None = None,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """Stored findings of one audit run (default: the latest), most severe and costly first."""
+    from tokaudit.store.queries import fetch_dicts
+
+    run_id = run_id if run_id is not None else latest_run_id(store)
+    if run_id is None:
+        return []
+    levels = list(SEVERITIES[SEVERITIES.index(min_severity) :]) if min_severity else list(SEVERITIES)
+    sql = """
+        SELECT audit_run_id, finding_no, detector, severity, session_id, first_turn, last_turn, metric, value, threshold,
+               excess_tokens, excess_usd, tool_key, explanation, evidence
+        FROM findings
+        WHERE audit_run_id = ? AND (? IS NULL OR detector = ?) AND severity IN (SELECT unnest(?::VARCHAR[]))
+          AND (? IS NULL OR starts_with(session_id, ?))
+        ORDER BY list_position(?::VARCHAR[], severity) DESC, excess_tokens DESC NULLS LAST, finding_no
+    """
+    params: list[Any] = [run_id, detector, detector, levels, session, session, list(SEVERITIES)]
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    rows = fetch_dicts(store, sql, params)
+    for r in rows:
+        r["evidence"] = json.loads(r["evidence"]) if r["evidence"] else {}
+    return rows
+
+
+def resolve_session(store: Store, prefix: str) -> str:
+    """The one stored session id equal to or starting with ``prefix`` (the format namespace may be left out)."""
+    from tokaudit.errors import TokauditError
+
+    rows = store.duck.execute(
+        "SELECT DISTINCT session_id FROM sessions WHERE session_id = ? OR starts_with(session_id, ?) "
+        "OR starts_with(split_part(session_id, ':', 2), ?) ORDER BY 1 LIMIT 5",
+        [prefix, prefix, prefix],
+    ).fetchall()
+    exact = [r[0] for r in rows if r[0] == prefix]
+    if exact:
+        return exact[0]
+    if len(rows) == 1:
+        return rows[0][0]
+    if not rows:
+        raise TokauditError(f"no session {prefix!r} in the store", hint="list sessions with `tokaudit usage --by session`")
+    raise TokauditError(f"{prefix!r} matches several sessions: {', '.join(r[0] for r in rows)}", hint="give more of the id")
+
+
+def session_timeline(store: Store, session_id: str, *, config: Config | None = None) -> dict[str, Any]:
+    """A session turn by turn: tokens per kind, context size, tool calls, and the latest audit's findings on each turn."""
+    import polars as pl
+
+    frames = load_frames(store, config=config)
+    calls = frames.calls.filter(pl.col("session_id") == session_id).sort("turn")
+    tools = frames.tools.filter(pl.col("session_id") == session_id)
+    findings = [f for f in list_findings(store) if f["session_id"] == session_id]
+    turns = []
+    for c in calls.iter_rows(named=True):
+        t = c["turn"]
+        turn_tools = tools.filter(pl.col("turn") == t)
+        flags = sorted(
+            {
+                f["detector"]
+                for f in findings
+                if f["first_turn"] is not None and f["last_turn"] is not None and f["first_turn"] <= t <= f["last_turn"] and f["detector"] != "economic_dos"
+            }
+        )
+        turns.append(
+            {
+                "turn": t,
+                "ts_utc": c["ts_utc"].isoformat() if c["ts_utc"] else None,
+                "model": c["model"],
+                "input_tokens": c["input_tokens"],
+                "cache_read_tokens": c["cache_read_tokens"],
+                "cache_write_tokens": c["cache_write_5m_tokens"] + c["cache_write_1h_tokens"],
+                "output_tokens": c["output_tokens"],
+                "reasoning_tokens": c["reasoning_tokens"],
+                "context_tokens": c["input_total_tokens"],
+                "cost_usd": c["cost_usd"],
+                "tools": [
+                    {"tool": r["tool_key"], "args_tokens": r["args_tokens"], "result_tokens": r["result_tokens"],
+                     "result_tokens_method": r["result_tokens_method"], "is_error": r["is_error"]}
+                    for r in turn_tools.iter_rows(named=True)
+                ],
+                "flags": flags,
+            }
+        )
+    session = frames.sessions.filter(pl.col("session_id") == session_id).to_dicts()
+    return {"session": session[0] if session else {"session_id": session_id}, "turns": turns, "findings": findings}

@@ -1,0 +1,106 @@
+"""What several detectors share: the context they run in, and turning a run of tool calls into a finding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from tokaudit.analyze.detectors import Finding, severity_for_ratio
+from tokaudit.analyze.frames import Frames
+
+
+@dataclass
+class Context:
+    """Frames plus the derived tables every detector may read (built once per audit)."""
+
+    frames: Frames
+    tools: pl.DataFrame  # frames.tools with analyze.features columns
+    baselines: pl.DataFrame  # analyze.cohorts.session_baselines
+    findings: list[Finding] = field(default_factory=list)  # earlier detectors' findings (for the combined verdict)
+
+    def ratio(self, session_id: str) -> float | None:
+        """The session's cost as a multiple of its cohort's median (None when not known)."""
+        return self._ratios.get(session_id)
+
+    def __post_init__(self) -> None:
+        self._ratios: dict[str, float] = dict(zip(self.baselines["session_id"].to_list(), self.baselines["cost_ratio"].to_list()))
+
+
+def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
+    """One row per run (``by`` = "run_id" or "skel_run_id") of at least ``min_len`` calls, with its totals."""
+    return (
+        tools.filter(pl.col(by).is_not_null())
+        .group_by("session_id", by)
+        .agg(
+            pl.len().alias("calls"),
+            pl.col("tool_key").first(),
+            pl.col("turn").min().alias("first_turn"),
+            pl.col("turn").max().alias("last_turn"),
+            pl.col("args_tokens").sum().alias("args_tokens"),
+            pl.col("result_tokens").sum().alias("result_tokens"),
+            pl.col("novelty").mean().alias("mean_novelty"),
+            (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("novel_tokens"),
+            pl.col("billed_tokens").sum().alias("billed_tokens"),
+            pl.col("billed_usd").sum().alias("billed_usd"),
+            pl.col("billed_tokens").first().alias("first_billed_tokens"),
+            pl.col("billed_usd").first().alias("first_billed_usd"),
+            pl.col("result_excerpt").drop_nulls().first().alias("first_excerpt"),
+            pl.col("result_excerpt").drop_nulls().last().alias("last_excerpt"),
+            pl.col("args_skeleton").drop_nulls().first().alias("skeleton"),
+            pl.col("is_error").cast(pl.Int32).sum().alias("errors"),
+        )
+        .filter(pl.col("calls") >= min_len)
+        .sort("session_id", "first_turn")
+    )
+
+
+def chain_finding(
+    context: Context,
+    run: dict[str, Any],
+    *,
+    detector: str,
+    metric: str,
+    value: float,
+    threshold: str,
+    what: str,
+    extra: dict[str, Any] | None = None,
+) -> Finding:
+    """A finding about a run of calls: the tokens and dollars after its first call count as excess."""
+    ratio = context.ratio(run["session_id"])
+    excess_tokens = int((run["billed_tokens"] or 0) - (run["first_billed_tokens"] or 0))
+    usd = run.get("billed_usd")
+    excess_usd = None if usd is None else float(usd - (run.get("first_billed_usd") or 0))
+    tool = run["tool_key"]
+    explanation = (
+        f"{what} Tool {tool!r} was called {run['calls']} times in a row (turns {run['first_turn']}–{run['last_turn']}); "
+        f"those turns were billed {int(run['billed_tokens'] or 0):,} tokens"
+        + (f" (${usd:,.2f})" if usd is not None else "")
+        + (f"; the session cost {ratio:.1f}× its cohort's median." if ratio is not None else ".")
+    )
+    evidence = {
+        "calls": run["calls"],
+        "args_tokens": run.get("args_tokens"),
+        "result_tokens": run.get("result_tokens"),
+        "mean_novelty": run.get("mean_novelty"),
+        "skeleton": run.get("skeleton"),
+        "first_result": run.get("first_excerpt"),
+        "last_result": run.get("last_excerpt"),
+        **(extra or {}),
+    }
+    return Finding(
+        detector=detector,
+        severity=severity_for_ratio(ratio),
+        session_id=run["session_id"],
+        first_turn=run["first_turn"],
+        last_turn=run["last_turn"],
+        metric=metric,
+        value=float(value),
+        threshold=threshold,
+        excess_tokens=excess_tokens,
+        excess_usd=excess_usd,
+        explanation=explanation,
+        tool_key=tool,
+        evidence=evidence,
+    )

@@ -1,0 +1,72 @@
+"""D2 — amplification and payload yield.
+
+Payload yield Y = Σ novelty·result tokens / Σ billed tokens over a session: how much
+new information the tools returned per token spent. Fires on ``Y < max_yield`` with
+the session costing ≥ ``min_ratio`` × its cohort median (withheld or drip-fed
+payloads), and on a request whose output is ≥ ``min_out_in`` × its input with
+≥ ``min_output_tokens`` output (reasoning bombs). False positives: generative tasks
+(writing, coding) have a low yield by nature, hence the cost gate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from tokaudit.analyze.detectors import Finding, severity_for_ratio
+from tokaudit.analyze.detectors._common import Context
+
+NAME = "amplification"
+TITLE = "Low payload yield at high cost; output far above input (D2)"
+
+
+@dataclass(frozen=True)
+class Params:
+    max_yield: float = 0.01
+    min_ratio: float = 5.0
+    min_out_in: float = 50.0
+    min_output_tokens: int = 4000
+
+
+def detect(context: Context, params: Params) -> list[Finding]:
+    out: list[Finding] = []
+    tools = context.tools
+    if not tools.is_empty():
+        per_session = tools.group_by("session_id").agg(
+            (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("novel_tokens")
+        )
+        sessions = context.frames.sessions.join(per_session, on="session_id").join(context.baselines, on="session_id")
+        sessions = sessions.with_columns(
+            (pl.col("novel_tokens") / (pl.col("input_total_tokens") + pl.col("output_tokens"))).alias("yield")
+        ).filter((pl.col("yield") < params.max_yield) & (pl.col("cost_ratio") >= params.min_ratio))
+        for s in sessions.iter_rows(named=True):
+            out.append(
+                Finding(
+                    detector=NAME, severity=severity_for_ratio(s["cost_ratio"]), session_id=s["session_id"],
+                    first_turn=0, last_turn=max(0, s["requests"] - 1), metric="payload_yield", value=s["yield"],
+                    threshold=f"< {params.max_yield} with cost ≥ {params.min_ratio}× cohort median",
+                    excess_tokens=None, excess_usd=None,
+                    explanation=(
+                        f"Only {s['yield']:.2%} of the {int(s['input_total_tokens'] + s['output_tokens']):,} tokens this session "
+                        f"was billed carried new tool output, while it cost {s['cost_ratio']:.1f}× its cohort's median: the tools "
+                        "returned little that was new per token spent (withheld or drip-fed payloads)."
+                    ),
+                )
+            )
+    calls = context.frames.calls.filter(
+        (pl.col("output_tokens") >= params.min_output_tokens)
+        & (pl.col("output_tokens") >= params.min_out_in * pl.max_horizontal(pl.col("input_total_tokens"), pl.lit(1)))
+    )
+    for c in calls.iter_rows(named=True):
+        out.append(
+            Finding(
+                detector=NAME, severity="medium", session_id=c["session_id"], first_turn=c["turn"], last_turn=c["turn"],
+                metric="output_input_ratio", value=c["output_tokens"] / max(c["input_total_tokens"], 1),
+                threshold=f"≥ {params.min_out_in} with ≥ {params.min_output_tokens:,} output tokens",
+                excess_tokens=c["output_tokens"], excess_usd=None,
+                explanation=f"Request {c['turn']} produced {c['output_tokens']:,} output tokens from {c['input_total_tokens']:,} input tokens: "
+                "an output far out of proportion to its input (a reasoning bomb or runaway generation).",
+            )
+        )
+    return out

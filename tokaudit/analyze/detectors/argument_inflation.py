@@ -1,0 +1,68 @@
+"""D6 — argument inflation: the model writes long arguments the task does not need.
+
+Within a run of one tool: the arguments total ≥ ``min_args_tokens`` over ≥
+``min_calls`` calls of a tool that is not a content writer (write, edit, patch,
+exec …, whose arguments *are* the work); or the arguments grow ``min_growth``× from
+the first call to the last over ≥ 4 calls (cumulative restating); or arguments
+make ≥ ``min_args_share`` of the output tokens of ≥ ``min_calls`` requests.
+Arguments are output tokens — the most expensive kind — and are re-sent as input
+on every later request. Catches ``calibration_sequence``-style schemas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from tokaudit.analyze.detectors import Finding
+from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups
+
+NAME = "argument_inflation"
+TITLE = "Inflated tool arguments (D6)"
+
+CONTENT_TOOLS = r"(?i)(write|edit|patch|create|insert|upload|save|replace|update|exec|bash|shell|command|run|python|notebook|sql|query|task|agent)"
+
+
+@dataclass(frozen=True)
+class Params:
+    min_args_tokens: int = 1000
+    min_calls: int = 3
+    min_growth: float = 3.0
+    min_args_share: float = 0.8
+
+
+def detect(context: Context, params: Params) -> list[Finding]:
+    tools = context.tools.join(
+        context.frames.calls.select("session_id", "turn", "output_tokens"), on=["session_id", "turn"], how="left"
+    ).with_columns((pl.col("args_tokens") / pl.max_horizontal(pl.col("output_tokens"), pl.lit(1))).alias("_share"))
+    runs = run_groups(tools, "run_id", params.min_calls)
+    if runs.is_empty():
+        return []
+    extra = tools.filter(pl.col("run_id").is_not_null()).group_by("session_id", "run_id").agg(
+        pl.col("args_tokens").first().alias("first_args"),
+        pl.col("args_tokens").last().alias("last_args"),
+        (pl.col("_share") >= params.min_args_share).sum().alias("high_share_calls"),
+    )
+    runs = runs.join(extra, on=["session_id", "run_id"]).with_columns(
+        pl.col("tool_key").str.contains(CONTENT_TOOLS).alias("content_tool"),
+        (pl.col("last_args") / pl.max_horizontal(pl.col("first_args"), pl.lit(1))).alias("growth"),
+    )
+    by_total = (pl.col("args_tokens") >= params.min_args_tokens) & ~pl.col("content_tool")
+    by_growth = (pl.col("growth") >= params.min_growth) & (pl.col("calls") >= 4) & ~pl.col("content_tool")
+    by_share = (pl.col("high_share_calls") >= params.min_calls) & ~pl.col("content_tool")
+    runs = runs.filter(by_total | by_growth | by_share)
+    return [
+        chain_finding(
+            context, run, detector=NAME, metric="run_args_tokens", value=run["args_tokens"],
+            threshold=f"≥ {params.min_args_tokens:,} argument tokens over ≥ {params.min_calls} calls, growth ≥ {params.min_growth}×, "
+            f"or arguments ≥ {params.min_args_share:.0%} of output on ≥ {params.min_calls} requests",
+            what=(
+                f"The model wrote {int(run['args_tokens']):,} tokens of arguments for a tool that does not need long input "
+                f"(first call {int(run['first_args']):,}, last {int(run['last_args']):,} tokens); arguments are billed as output "
+                "and re-read on every later request."
+            ),
+            extra={"growth": run["growth"], "high_share_calls": run["high_share_calls"]},
+        )
+        for run in runs.iter_rows(named=True)
+    ]

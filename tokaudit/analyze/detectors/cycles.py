@@ -1,0 +1,78 @@
+"""D15 — period-2/3 cycles: the same two or three calls over and over.
+
+The sequence of (tool, argument skeleton) in a session repeating with period
+p ∈ {2, 3} over ≥ ``min_repetitions`` periods, across at least two distinct
+tools, with mean result novelty below ``max_novelty`` (analyze → validate →
+refine loops between co-registered servers; ping-pong). False positives:
+read → edit → test coding cycles, whose results are new each time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from tokaudit.analyze.detectors import Finding
+from tokaudit.analyze.detectors._common import Context, chain_finding
+
+NAME = "cycles"
+TITLE = "Calls cycling between two or three tools (D15)"
+
+
+@dataclass(frozen=True)
+class Params:
+    min_repetitions: int = 3
+    max_novelty: float = 0.5
+
+
+def detect(context: Context, params: Params) -> list[Finding]:
+    t = context.tools
+    if t.is_empty():
+        return []
+    t = t.with_columns((pl.col("tool_key") + "\x00" + pl.col("args_skeleton").fill_null("")).alias("_sig"))
+    findings: list[Finding] = []
+    seen: set[tuple[str, int]] = set()
+    for period in (2, 3):
+        matches = (pl.col("_sig") == pl.col("_sig").shift(period).over("session_id")).fill_null(False)
+        # Cycling calls must not all be one tool (that is a chain, D3/D4's business).
+        varied = (pl.col("tool_key") != pl.col("tool_key").shift(1).over("session_id")).fill_null(False)
+        c = t.with_columns(matches.alias("_m"), varied.alias("_v"))
+        c = c.with_columns((~pl.col("_m")).cum_sum().over("session_id").alias("_stretch"))
+        stretches = c.filter(pl.col("_m")).group_by("session_id", "_stretch").agg(
+            pl.len().alias("matched"),
+            pl.col("_v").mean().alias("varied_share"),
+            pl.col("tool_key").n_unique().alias("tools"),
+            pl.col("tool_key").mode().first().alias("tool_key"),
+            pl.col("turn").min().alias("first_turn"),
+            pl.col("turn").max().alias("last_turn"),
+            pl.col("args_tokens").sum().alias("args_tokens"),
+            pl.col("result_tokens").sum().alias("result_tokens"),
+            pl.col("novelty").mean().alias("mean_novelty"),
+            pl.col("billed_tokens").sum().alias("billed_tokens"),
+            pl.col("billed_usd").sum().alias("billed_usd"),
+            pl.col("billed_tokens").first().alias("first_billed_tokens"),
+            pl.col("billed_usd").first().alias("first_billed_usd"),
+            pl.col("result_excerpt").drop_nulls().first().alias("first_excerpt"),
+            pl.col("result_excerpt").drop_nulls().last().alias("last_excerpt"),
+            pl.col("args_skeleton").drop_nulls().first().alias("skeleton"),
+        ).filter(
+            (pl.col("matched") >= period * (params.min_repetitions - 1))
+            & (pl.col("tools") >= 2)
+            & (pl.col("mean_novelty").fill_null(0) < params.max_novelty)
+        )
+        for run in stretches.iter_rows(named=True):
+            key = (run["session_id"], run["first_turn"])
+            if key in seen:
+                continue
+            seen.add(key)
+            run["calls"] = run["matched"] + period
+            findings.append(
+                chain_finding(
+                    context, run, detector=NAME, metric="cycle_repetitions", value=run["calls"] / period,
+                    threshold=f"≥ {params.min_repetitions} repetitions of a period-{period} cycle with novelty < {params.max_novelty}",
+                    what=f"A period-{period} cycle across {run['tools']} tools repeated {run['calls'] / period:.0f} times, returning little new.",
+                    extra={"period": period},
+                )
+            )
+    return findings

@@ -1,0 +1,74 @@
+"""Economic DoS suspected — the combined verdict per session.
+
+A session is flagged when a structural chain detector fired — near-duplicate
+calls (D4), a continuation loop (D5), argument inflation (D6), payload
+withholding (D14) or a cycle (D15) — **and** the session cost at least
+``min_cost_ratio`` × its cohort median; or when its cost alone is a blowup (D1);
+or on reasoning overthinking (D10). Directive wording (D13) is never needed: it
+only enriches the explanation. The explanation names the tool and server the
+chain ran through and whether that server's tool surface changed (D12).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from tokaudit.analyze.detectors import Finding, severity_for_ratio
+from tokaudit.analyze.detectors._common import Context
+
+NAME = "economic_dos"
+TITLE = "Economic DoS suspected (combined)"
+
+STRUCTURAL = ("near_duplicates", "continuation_loop", "argument_inflation", "payload_withholding", "cycles")
+
+
+@dataclass(frozen=True)
+class Params:
+    min_cost_ratio: float = 1.5
+
+
+def detect(context: Context, params: Params) -> list[Finding]:
+    by_session: dict[str, list[Finding]] = defaultdict(list)
+    for f in context.findings:
+        by_session[f.session_id].append(f)
+    out = []
+    for session_id, found in sorted(by_session.items()):
+        names = {f.detector for f in found}
+        ratio = context.ratio(session_id)
+        structural = [f for f in found if f.detector in STRUCTURAL]
+        reasons = []
+        if structural and ratio is not None and ratio >= params.min_cost_ratio:
+            reasons.append("structural")
+        if "cost_blowup" in names:
+            reasons.append("cost")
+        if "overthinking" in names:
+            reasons.append("overthinking")
+        if not reasons:
+            continue
+        chain = max(structural, key=lambda f: f.excess_tokens or 0) if structural else None
+        turns = [t for f in found for t in (f.first_turn, f.last_turn) if t is not None]
+        tool = chain.tool_key if chain else next((f.tool_key for f in found if f.tool_key), None)
+        surface = [f for f in found if f.detector == "tool_surface_change" and f.tool_key and tool and f.tool_key.split("/")[0] == tool.split("/")[0]]
+        parts = [f"Suspected economic denial of service ({', '.join(reasons)} evidence)."]
+        if chain:
+            parts.append(f"The chain ran through {tool!r}: {chain.explanation}")
+        if ratio is not None:
+            parts.append(f"The session cost {ratio:.1f}× its cohort's median.")
+        if surface:
+            parts.append("That server's tool definitions changed during the session.")
+        if "directive_notices" in names:
+            parts.append("Its results also told the model to call again.")
+        parts.append(f"Detectors that fired: {', '.join(sorted(names))}.")
+        out.append(
+            Finding(
+                detector=NAME, severity=severity_for_ratio(ratio) if ratio is not None else "high", session_id=session_id,
+                first_turn=min(turns) if turns else None, last_turn=max(turns) if turns else None,
+                metric="cost_ratio", value=ratio if ratio is not None else 0.0,
+                threshold=f"chain detector with cost ≥ {params.min_cost_ratio}× cohort median, or D1, or D10",
+                excess_tokens=max((f.excess_tokens or 0 for f in found), default=None),
+                excess_usd=max((f.excess_usd for f in found if f.excess_usd is not None), default=None),
+                explanation=" ".join(parts), tool_key=tool, evidence={"detectors": sorted(names), "reasons": reasons},
+            )
+        )
+    return out

@@ -1,0 +1,78 @@
+"""D9 — failure spend: tokens spent from a tool error until that tool next succeeds.
+
+Per session, the requests from an error result of a tool up to (not including)
+its next success are failure spend. Fires when they make ≥ ``min_share`` of the
+session's billed tokens and ≥ ``min_tokens``; also when one call (same tool and
+argument skeleton) fails ``min_repeats`` times. Catches REPAIR loops reported as
+errors, 429/5xx storms and broken tools. False positives: flaky test suites.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from tokaudit.analyze.detectors import Finding
+from tokaudit.analyze.detectors._common import Context
+
+NAME = "failure_spend"
+TITLE = "Tokens spent on failing tool calls (D9)"
+
+
+@dataclass(frozen=True)
+class Params:
+    min_share: float = 0.3
+    min_tokens: int = 20_000
+    min_repeats: int = 3
+
+
+def detect(context: Context, params: Params) -> list[Finding]:
+    t = context.tools.filter(pl.col("is_error").is_not_null())
+    if t.is_empty():
+        return []
+    by_tool = ["session_id", "tool_key"]
+    # Failure streak: calls of a tool since its last success, counting the error that opened it.
+    t = t.with_columns((~pl.col("is_error")).cast(pl.Int32).cum_sum().over(by_tool).alias("_ok_seen"))
+    t = t.with_columns(pl.col("is_error").cast(pl.Int32).cum_sum().over(by_tool, "_ok_seen").alias("_errs"))
+    failing = t.filter(pl.col("_errs") > 0)
+    per = failing.group_by("session_id").agg(
+        pl.col("billed_tokens").sum().alias("failure_tokens"),
+        pl.col("billed_usd").sum().alias("failure_usd"),
+        pl.col("turn").min().alias("first_turn"),
+        pl.col("turn").max().alias("last_turn"),
+        pl.col("tool_key").mode().first().alias("tool_key"),
+        pl.len().alias("calls"),
+    )
+    sessions = context.frames.sessions.select("session_id", (pl.col("input_total_tokens") + pl.col("output_tokens")).alias("billed"))
+    per = per.join(sessions, on="session_id").filter(
+        (pl.col("failure_tokens") >= params.min_tokens) & (pl.col("failure_tokens") >= params.min_share * pl.col("billed"))
+    )
+    out = [
+        Finding(
+            detector=NAME, severity="medium", session_id=s["session_id"], first_turn=s["first_turn"], last_turn=s["last_turn"],
+            metric="failure_share", value=s["failure_tokens"] / max(s["billed"], 1),
+            threshold=f"≥ {params.min_share:.0%} of billed tokens and ≥ {params.min_tokens:,}",
+            excess_tokens=int(s["failure_tokens"]), excess_usd=s["failure_usd"], tool_key=s["tool_key"],
+            explanation=(
+                f"{int(s['failure_tokens']):,} tokens ({s['failure_tokens'] / max(s['billed'], 1):.0%} of the session) went to "
+                f"{s['calls']} tool calls made between an error and the next success of the same tool (mostly {s['tool_key']!r})."
+            ),
+        )
+        for s in per.iter_rows(named=True)
+    ]
+    repeats = t.filter(pl.col("is_error")).group_by("session_id", "tool_key", "args_skeleton").agg(
+        pl.len().alias("n"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
+        pl.col("billed_tokens").sum().alias("tokens"), pl.col("result_excerpt").drop_nulls().first().alias("excerpt"),
+    ).filter(pl.col("n") >= params.min_repeats)
+    for r in repeats.iter_rows(named=True):
+        out.append(
+            Finding(
+                detector=NAME, severity="low", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
+                metric="repeated_failures", value=r["n"], threshold=f"≥ {params.min_repeats} failures of one call",
+                excess_tokens=int(r["tokens"] or 0), excess_usd=None, tool_key=r["tool_key"],
+                explanation=f"The same call to {r['tool_key']!r} (one argument skeleton) failed {r['n']} times.",
+                evidence={"skeleton": r["args_skeleton"], "error": r["excerpt"]},
+            )
+        )
+    return out

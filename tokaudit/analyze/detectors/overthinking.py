@@ -1,0 +1,62 @@
+"""D10 — reasoning overthinking: a request that thinks far more than the model usually does.
+
+Reasoning tokens (output tokens when reasoning is not reported separately) of a
+request against the median of the same model over the analysed sessions. Fires
+on ≥ ``min_times_median`` × that median and ≥ ``min_tokens``. Catches decoy
+problems planted in tool results (OverThink), reasoning bombs and sponge
+prompts; notes whether the request followed a tool result. False positives:
+genuinely hard problems, reasoning-effort changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from tokaudit.analyze.detectors import Finding
+from tokaudit.analyze.detectors._common import Context
+
+NAME = "overthinking"
+TITLE = "Reasoning far above the model's norm (D10)"
+
+
+@dataclass(frozen=True)
+class Params:
+    min_times_median: float = 8.0
+    min_tokens: int = 3000
+    min_model_requests: int = 20  # fewer requests of a model than this: no median to compare with
+
+
+def detect(context: Context, params: Params) -> list[Finding]:
+    calls = context.frames.calls.filter(~pl.col("is_aggregate")).with_columns(
+        pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).alias("_think")
+    )
+    if calls.is_empty():
+        return []
+    calls = calls.with_columns(
+        pl.col("_think").median().over("model").alias("_median"), pl.len().over("model").alias("_n")
+    ).filter(
+        (pl.col("_n") >= params.min_model_requests)
+        & (pl.col("_think") >= params.min_tokens)
+        & (pl.col("_think") >= params.min_times_median * pl.max_horizontal(pl.col("_median"), pl.lit(1)))
+    )
+    after_tool = set(zip(context.tools["session_id"].to_list(), (context.tools["turn"] + 1).to_list())) if not context.tools.is_empty() else set()
+    out = []
+    for c in calls.iter_rows(named=True):
+        kind = "reasoning" if c["reasoning_tokens"] is not None else "output"
+        follows = (c["session_id"], c["turn"]) in after_tool
+        out.append(
+            Finding(
+                detector=NAME, severity="medium", session_id=c["session_id"], first_turn=c["turn"], last_turn=c["turn"],
+                metric=f"{kind}_tokens_vs_model_median", value=c["_think"] / max(c["_median"], 1),
+                threshold=f"≥ {params.min_times_median}× the model's median and ≥ {params.min_tokens:,} tokens",
+                excess_tokens=int(c["_think"] - c["_median"]), excess_usd=None,
+                explanation=(
+                    f"Request {c['turn']} spent {c['_think']:,} {kind} tokens, {c['_think'] / max(c['_median'], 1):.0f}× the median of "
+                    f"{c['model']}" + (" — right after a tool result, which may have planted a decoy problem." if follows else ".")
+                ),
+                evidence={"model": c["model"], "model_median_tokens": c["_median"], "after_tool_result": follows},
+            )
+        )
+    return out
