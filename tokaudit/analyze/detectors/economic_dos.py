@@ -1,10 +1,10 @@
 """Economic DoS suspected — the combined verdict per session.
 
 A session is flagged when a structural chain detector fired — near-duplicate
-calls (D4), a continuation loop (D5), argument inflation (D6), payload
-withholding (D14) or a cycle (D15) — **and** the session cost at least
-``min_cost_ratio`` × its cohort median; or when its cost alone is a blowup (D1);
-or on reasoning overthinking (D10). Directive wording (D13) is never needed: it
+calls (D4), a continuation loop (D5), argument inflation (D6) or a cycle (D15);
+payload withholding (D14) counts only beside one of those, since job polling
+has its shape — **and** the session cost at least ``min_cost_ratio`` × its cohort
+median; or when its cost alone is a blowup (D1); or on reasoning overthinking (D10). Directive wording (D13) is never needed: it
 only enriches the explanation. The explanation names the tool and server the
 chain ran through and whether that server's tool surface changed (D12).
 """
@@ -20,12 +20,19 @@ from tokaudit.analyze.detectors._common import Context
 NAME = "economic_dos"
 TITLE = "Economic DoS suspected (combined)"
 
-STRUCTURAL = ("near_duplicates", "continuation_loop", "argument_inflation", "payload_withholding", "cycles")
+STRUCTURAL = ("near_duplicates", "continuation_loop", "argument_inflation", "cycles")
+SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
 
 
 @dataclass(frozen=True)
 class Params:
     min_cost_ratio: float = 1.5
+
+
+def _severity(ratio: float | None) -> str:
+    """At least medium: a confirmed chain is worth a look however cheap it was this time."""
+    level = severity_for_ratio(ratio)
+    return "medium" if level == "low" else level
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -37,6 +44,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
         names = {f.detector for f in found}
         ratio = context.ratio(session_id)
         structural = [f for f in found if f.detector in STRUCTURAL]
+        if structural:
+            structural += [f for f in found if f.detector in SUPPORTING]
         reasons = []
         if structural and ratio is not None and ratio >= params.min_cost_ratio:
             reasons.append("structural")
@@ -62,7 +71,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         parts.append(f"Detectors that fired: {', '.join(sorted(names))}.")
         out.append(
             Finding(
-                detector=NAME, severity=severity_for_ratio(ratio) if ratio is not None else "high", session_id=session_id,
+                detector=NAME, severity=_severity(ratio), session_id=session_id,
                 first_turn=min(turns) if turns else None, last_turn=max(turns) if turns else None,
                 metric="cost_ratio", value=ratio if ratio is not None else 0.0,
                 threshold=f"chain detector with cost ≥ {params.min_cost_ratio}× cohort median, or D1, or D10",

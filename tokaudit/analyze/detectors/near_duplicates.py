@@ -4,13 +4,17 @@ A run of calls to one tool whose arguments have the same skeleton (only numbers,
 ids, cursors or long strings changed — exact-equality loop guards never fire on
 these) and whose results have mean novelty below ``max_novelty``. Catches counter
 and cursor loops, REPAIR resends and paraphrased retries. False positives: status
-polling (identical arguments, similar results) — hence the cost gate in the
-combined verdict.
+polling (identical arguments, similar results): a run whose calls all have the
+very same small arguments is left to the chain-length and cost detectors (D3,
+D1) — exact repeats are what shipped loop guards already catch — unless the
+arguments are large (``min_repeat_args_tokens``), as in REPAIR resends.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import polars as pl
 
 from tokaudit.analyze.detectors import Finding
 from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups
@@ -23,11 +27,16 @@ TITLE = "Near-duplicate calls with little new in their results (D4)"
 class Params:
     min_len: int = 4
     max_novelty: float = 0.5
+    min_repeat_args_tokens: int = 100  # identical arguments at least this long per call still count
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
     runs = run_groups(context.tools, "skel_run_id", params.min_len)
-    runs = runs.filter(runs["mean_novelty"].fill_null(1.0) < params.max_novelty)
+    distinct = context.tools.group_by("session_id", "skel_run_id").agg(pl.col("args_sha256").n_unique().alias("distinct_args"))
+    runs = runs.join(distinct, on=["session_id", "skel_run_id"]).filter(
+        (pl.col("mean_novelty").fill_null(1.0) < params.max_novelty)
+        & ((pl.col("distinct_args") > 1) | (pl.col("args_tokens") >= params.min_repeat_args_tokens * pl.col("calls")))
+    )
     return [
         chain_finding(
             context, run, detector=NAME, metric="skeleton_run_length", value=run["calls"],

@@ -1,0 +1,119 @@
+"""Small analysis frames built by hand, for detector unit tests (no store needed)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import polars as pl
+
+from tokaudit.analyze.frames import Frames, _session_totals
+
+T0 = datetime(2026, 3, 10, 10, 0, 0)
+PRICE_IN = 3e-6
+PRICE_OUT = 15e-6
+
+
+@dataclass
+class Session:
+    """A session being written turn by turn: each turn is one request, with its tool calls."""
+
+    session_id: str
+    agent: str = "claude-code"
+    model: str = "claude-sonnet-4-5-20250929"
+    task_label: str | None = None
+    outcome: str | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    context_tokens: int = 8000
+
+    def turn(self, *, tools: list[tuple[str, str, str]] = (), output_tokens: int = 200, reasoning_tokens: int | None = None,
+             cache_read_share: float = 0.9, stop_reason: str = "tool_use") -> Session:
+        """Add a request asking for ``tools`` = [(tool_key, args_json, result_text)] and feed their results back."""
+        turn = len(self.calls)
+        ts = T0 + timedelta(seconds=10 * turn)
+        inp = self.context_tokens
+        cache_read = int(inp * cache_read_share) if turn else 0
+        write = inp - cache_read
+        self.calls.append(
+            {
+                "session_id": self.session_id, "call_key": f"{self.session_id}:{turn}", "ts_utc": ts, "model": self.model,
+                "line_no": turn + 1, "turn": turn, "segment": 0, "input_tokens": 3, "cache_read_tokens": cache_read,
+                "cache_write_5m_tokens": max(0, write - 3), "cache_write_1h_tokens": 0, "output_tokens": output_tokens,
+                "reasoning_tokens": reasoning_tokens, "input_total_tokens": inp, "is_aggregate": False, "stop_reason": stop_reason,
+                "context_window_tokens": 200_000,
+                "cost_usd": (3 + max(0, write - 3)) * PRICE_IN * 1.25 + cache_read * PRICE_IN * 0.1 + output_tokens * PRICE_OUT,
+                "cost_equiv_tokens": 3 + 1.25 * max(0, write - 3) + 0.1 * cache_read + 5 * output_tokens,
+                "input_usd_per_token_eff": ((3 + max(0, write - 3)) * PRICE_IN * 1.25 + cache_read * PRICE_IN * 0.1) / max(inp, 1),
+                "output_usd_per_token": PRICE_OUT,
+            }
+        )
+        added = output_tokens
+        for tool_key, args, result in tools:
+            server, _, name = tool_key.rpartition("/")
+            idx = len(self.tools)
+            args_tokens, result_tokens = max(1, len(args) // 4), max(1, len(result) // 4)
+            self.tools.append(
+                {
+                    "session_id": self.session_id, "tool_call_id": f"{self.session_id}:t{idx}", "call_key": f"{self.session_id}:{turn}",
+                    "ts_utc": ts, "result_ts_utc": ts + timedelta(seconds=1), "turn": turn, "tool_name": f"mcp__{server}__{name}" if server else name,
+                    "mcp_server": server or None, "mcp_tool": name if server else None, "tool_key": tool_key,
+                    "args_bytes": len(args), "args_skeleton": _skeleton(args), "args_sha256": hashlib.sha256(args.encode()).hexdigest(),
+                    "args_tokens": args_tokens, "args_tokens_method": "heuristic:bytes/4", "result_bytes": len(result),
+                    "result_tokens": result_tokens, "result_tokens_method": "heuristic:bytes/4", "result_excerpt": result[:400],
+                    "result_sha256": hashlib.sha256(result.encode()).hexdigest(), "is_error": False, "error_kind": None,
+                    "duration_ms": 1000, "result_truncated": False, "call_idx": idx,
+                }
+            )
+            added += args_tokens + result_tokens + 20
+        self.context_tokens += added
+        return self
+
+
+def _skeleton(args: str) -> str:
+    from tokaudit.ingest.skeleton import args_skeleton
+
+    return args_skeleton(args)
+
+
+def frames(*sessions: Session, tool_defs: pl.DataFrame | None = None) -> Frames:
+    calls = pl.DataFrame([c for s in sessions for c in s.calls], infer_schema_length=None)
+    tools = pl.DataFrame([t for s in sessions for t in s.tools], infer_schema_length=None) if any(s.tools for s in sessions) else _empty_tools()
+    base = pl.DataFrame(
+        [
+            {"session_id": s.session_id, "agent": s.agent, "project": "p", "task_label": s.task_label, "outcome": s.outcome,
+             "parent_session_id": None, "subagent_type": None, "started_at_utc": T0, "ended_at_utc": T0}
+            for s in sessions
+        ],
+        schema_overrides={"task_label": pl.String, "outcome": pl.String, "parent_session_id": pl.String, "subagent_type": pl.String},
+    )
+    return Frames(
+        calls=calls,
+        tools=tools,
+        sessions=_session_totals(base, calls, tools),
+        tool_defs=tool_defs if tool_defs is not None else pl.DataFrame(schema={"session_id": pl.String, "mcp_server": pl.String,
+                                                                              "tool_name": pl.String, "schema_sha256": pl.String,
+                                                                              "description_bytes": pl.Int64, "first_seen_utc": pl.Datetime,
+                                                                              "last_seen_utc": pl.Datetime, "definition_bytes": pl.Int64}),
+        events=pl.DataFrame(),
+    )
+
+
+def _empty_tools() -> pl.DataFrame:
+    s = Session("x").turn(tools=[("t", "{}", "r")])
+    return pl.DataFrame(s.tools).clear()
+
+
+def benign(n: int, *, prefix: str = "benign", turns: int = 6, seed: int = 0) -> list[Session]:
+    """Ordinary sessions: a few distinct tools, new content in every result."""
+    out = []
+    for i in range(n):
+        s = Session(f"claude-code:{prefix}-{i}")
+        for t in range(turns + (i + seed) % 3):
+            tool = ("Read", "Grep", "Edit", "Bash")[t % 4]
+            s.turn(tools=[(tool, f'{{"file_path":"/src/m{i}_{t}.py"}}', f"content of module {i} part {t}: " + " ".join(f"w{i}x{t}y{k}" for k in range(40)))])
+        s.turn(stop_reason="end_turn")
+        out.append(s)
+    return out
