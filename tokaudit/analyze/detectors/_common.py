@@ -50,6 +50,8 @@ def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
             pl.col("result_excerpt").drop_nulls().last().alias("last_excerpt"),
             pl.col("args_skeleton").drop_nulls().first().alias("skeleton"),
             pl.col("is_error").cast(pl.Int32).sum().alias("errors"),
+            # The turn at which the run reached min_len calls: when an online guard would have fired.
+            pl.col("turn").sort().get(pl.min_horizontal(pl.len() - 1, pl.lit(max(min_len - 1, 0)))).alias("fire_turn"),
         )
         .filter(pl.col("calls") >= min_len)
         .sort("session_id", "first_turn")
@@ -87,6 +89,7 @@ def chain_finding(
         "skeleton": run.get("skeleton"),
         "first_result": run.get("first_excerpt"),
         "last_result": run.get("last_excerpt"),
+        "fire_turn": run.get("fire_turn"),
         **(extra or {}),
     }
     return Finding(

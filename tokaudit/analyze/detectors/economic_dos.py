@@ -29,6 +29,13 @@ class Params:
     min_cost_ratio: float = 1.5
 
 
+def _fire_turn(structural: list[Finding], found: list[Finding]) -> int | None:
+    """The earliest turn at which the evidence was complete (for latency: turns after an attack's onset)."""
+    turns = [f.evidence.get("fire_turn") for f in structural] or [f.first_turn for f in found]
+    turns = [t for t in turns if t is not None]
+    return min(turns) if turns else None
+
+
 def _severity(ratio: float | None) -> str:
     """At least medium: a confirmed chain is worth a look however cheap it was this time."""
     level = severity_for_ratio(ratio)
@@ -77,7 +84,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 threshold=f"chain detector with cost ≥ {params.min_cost_ratio}× cohort median, or D1, or D10",
                 excess_tokens=max((f.excess_tokens or 0 for f in found), default=None),
                 excess_usd=max((f.excess_usd for f in found if f.excess_usd is not None), default=None),
-                explanation=" ".join(parts), tool_key=tool, evidence={"detectors": sorted(names), "reasons": reasons},
+                explanation=" ".join(parts), tool_key=tool,
+                evidence={"detectors": sorted(names), "reasons": reasons, "fire_turn": _fire_turn(structural, found)},
             )
         )
     return out
