@@ -11,7 +11,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -90,7 +90,7 @@ def cli() -> None:
 
 @cli.command(name="ingest")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "forced_format", help="Force a log format instead of sniffing each file (claude-code, codex).")
+@click.option("--format", "forced_format", help="Force a log format instead of sniffing each file (see `tokaudit formats`).")
 @click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parsing processes (default: one per core, up to 4, when there are 50+ files to read).")
 @click.option("--max-line-bytes", type=click.IntRange(1024), default=None, help="Lines longer than this are recorded as problems (default 10 MiB).")
 @click.option("--strict", is_flag=True, help="Exit 1 if any line or file could not be used.")
@@ -156,6 +156,35 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
         except ValueError:
             continue
     raise click.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD or YYYYMMDD")
+
+
+@cli.command(name="formats")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def formats_command(as_json):
+    """List the log formats tokaudit reads: name, file names picked up in folders, default locations.
+
+    \b
+    Examples:
+      tokaudit formats
+      tokaudit ingest logs/ --format otel      # force one when sniffing cannot tell
+    """
+    from tokaudit.ingest import INGESTERS
+
+    rows = [
+        {
+            "format": name,
+            "description": (module.__doc__ or "").strip().splitlines()[0].replace("``", ""),
+            "file_patterns": list(module.FILE_PATTERNS),
+            "default_locations": [str(p) for p in module.default_roots()],
+        }
+        for name, module in INGESTERS.items()
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        click.echo(f"{r['format']:<16} {r['description']}")
+        click.echo(f"{'':<16} files: {', '.join(r['file_patterns'])}" + (f"; default: {', '.join(r['default_locations'])}" if r["default_locations"] else ""))
 
 
 @cli.command(name="usage")
@@ -246,6 +275,116 @@ def sources_command(with_problems, as_json, db, config_path, wait_s, no_upgrade)
         render_sources(rows, _console())
 
 
+SEVERITY_CHOICE = click.Choice(["info", "low", "medium", "high", "critical"])
+
+
+def _day_start(value: date | None, days: int = 0) -> datetime | None:
+    return None if value is None else datetime.combine(value, datetime.min.time()) + timedelta(days=days)
+
+
+@cli.command(name="audit")
+@click.option("--since", callback=_parse_date, help="Audit sessions that started on or after this day (YYYY-MM-DD, UTC).")
+@click.option("--until", callback=_parse_date, help="Audit sessions that started on or before this day (YYYY-MM-DD, UTC).")
+@click.option("--fail-on", type=SEVERITY_CHOICE, default=None, help="Exit 1 if a finding at or above this severity appears.")
+@click.option("--no-save", is_flag=True, help="Do not store this audit run (print only).")
+@click.option("--json", "as_json", is_flag=True, help="Print the run and every finding as JSON.")
+@store_options
+@upgrade_option
+@handle_errors
+def audit_command(since, until, fail_on, no_save, as_json, db, config_path, wait_s, no_upgrade):
+    """Run every detector over the store: token blowups and DoS-like tool-call chains.
+
+    Each finding says what was measured, against what threshold or cohort, on
+    which turns, and the tokens and dollars it cost. The combined
+    `economic_dos` finding flags sessions where a structural chain (near-duplicate
+    calls, continuation loops, inflated arguments, withheld payloads, cycles)
+    met a cost far above the session's cohort. Thresholds: [detectors.NAME]
+    tables in tokaudit.toml.
+
+    \b
+    Examples:
+      tokaudit audit
+      tokaudit audit --since 2026-03-01 --fail-on high
+      tokaudit audit --json --no-save
+    """
+    from tokaudit.analyze.audit import run_audit
+
+    store, config = _open(db, config_path, wait_s, no_upgrade)
+    with store:
+        result = run_audit(store, config=config, since=_day_start(since), until=_day_start(until, 1), save=not no_save)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, default=str))
+    else:
+        from tokaudit.report.terminal import render_audit
+
+        render_audit(result, _console())
+    if fail_on:
+        levels = SEVERITY_CHOICE.choices
+        if any(levels.index(f.severity) >= levels.index(fail_on) for f in result.findings):
+            sys.exit(EXIT_FAIL)
+
+
+@cli.command(name="findings")
+@click.option("--run", "run_id", type=int, default=None, help="Audit run id (default: the latest).")
+@click.option("--detector", help="Only this detector (e.g. economic_dos, near_duplicates).")
+@click.option("--severity", "min_severity", type=SEVERITY_CHOICE, default=None, help="Only findings at or above this severity.")
+@click.option("--session", help="Only sessions whose id starts with this.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Show at most this many.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (with each finding's evidence).")
+@store_options
+@upgrade_option
+@handle_errors
+def findings_command(run_id, detector, min_severity, session, limit, as_json, db, config_path, wait_s, no_upgrade):
+    """List the findings of an audit run, most severe and costly first, with their explanations.
+
+    \b
+    Examples:
+      tokaudit findings --severity high
+      tokaudit findings --detector economic_dos --json
+    """
+    from tokaudit.analyze.audit import list_findings
+
+    store, _ = _open(db, config_path, wait_s, no_upgrade)
+    with store:
+        rows = list_findings(store, run_id=run_id, detector=detector, min_severity=min_severity, session=session, limit=limit)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+    else:
+        from tokaudit.report.terminal import render_findings
+
+        render_findings(rows, _console())
+
+
+@cli.command(name="show")
+@click.argument("session")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@store_options
+@upgrade_option
+@handle_errors
+def show_command(session, as_json, db, config_path, wait_s, no_upgrade):
+    """Show one session turn by turn: tokens per kind, context size, tool calls, flagged turns.
+
+    SESSION is a session id or the start of one (the format prefix such as
+    `claude-code:` may be left out).
+
+    \b
+    Examples:
+      tokaudit show 0c73d459
+      tokaudit show claude-code:0c73d459-03b7-49b9-a3a1-55d1a2c1f0e7 --json
+    """
+    from tokaudit.analyze.audit import resolve_session, session_timeline
+
+    store, config = _open(db, config_path, wait_s, no_upgrade)
+    with store:
+        data = session_timeline(store, resolve_session(store, session), config=config)
+    if as_json:
+        click.echo(json.dumps(data, indent=2, default=str))
+    else:
+        from tokaudit.report.terminal import render_timeline
+
+        render_timeline(data, _console())
+
+
 @cli.command(name="calibrate")
 @click.option("--dry-run", is_flag=True, help="Show the fits without saving them.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -277,6 +416,25 @@ def calibrate_command(dry_run, as_json, db, config_path, wait_s, no_upgrade):
         from tokaudit.report.terminal import render_fits
 
         render_fits(fits, _console(), saved=not dry_run)
+
+
+@cli.command(name="schema")
+@click.option("--format", "fmt", type=click.Choice(["generic"]), default="generic", show_default=True, help="Event format whose schema to print.")
+def schema_command(fmt):
+    """Print the JSON Schema (draft 2020-12) of tokaudit's generic event format.
+
+    Any agent can write this format (JSON Lines, one event per line, each with
+    "tokaudit": 1) for `tokaudit ingest` to read; docs/generic-format.md
+    describes it with an example.
+
+    \b
+    Examples:
+      tokaudit schema > generic-v1.schema.json   # for your agent's tests or editor
+      tokaudit ingest events.jsonl --strict      # exit 1 if any line breaks the format
+    """
+    from tokaudit.ingest.generic import schema_text
+
+    click.echo(schema_text(fmt), nl=False)
 
 
 @cli.group(name="db")

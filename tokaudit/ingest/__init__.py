@@ -19,6 +19,7 @@ from tokaudit.errors import UnknownFormatError
 _MODULES = {
     "claude-code": "tokaudit.ingest.claude_code",
     "codex": "tokaudit.ingest.codex",
+    "generic": "tokaudit.ingest.generic",
 }
 
 

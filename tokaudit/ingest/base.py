@@ -218,13 +218,28 @@ def utc_now() -> datetime:
 
 
 def utc_naive(ts: datetime | None) -> datetime | None:
-    """Store timestamps as naive UTC (the ``*_utc`` columns)."""
+    """Store timestamps as naive UTC (the ``*_utc`` columns).
+
+    A time that has no UTC equivalent in Python's range (year 1 with a positive
+    offset, year 9999 with a negative one) is unusable and becomes None rather
+    than failing the line.
+
+    Examples:
+        >>> from datetime import timedelta
+        >>> utc_naive(datetime(2026, 3, 1, 12, tzinfo=timezone(timedelta(hours=2))))
+        datetime.datetime(2026, 3, 1, 10, 0)
+        >>> utc_naive(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1)))) is None
+        True
+    """
     if ts is None:
         return None
     if ts.tzinfo is timezone.utc:
         return ts.replace(tzinfo=None)
     if ts.tzinfo is not None:
-        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+        try:
+            ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+        except OverflowError:
+            return None
     return ts
 
 
