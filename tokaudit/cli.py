@@ -158,6 +158,33 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
     raise click.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD or YYYYMMDD")
 
 
+@cli.command(name="record", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--server", required=True, metavar="NAME", help="Name of the server, recorded on every message.")
+@click.option("--transcript", required=True, type=click.Path(dir_okay=False), help="File to append to (.jsonl; created if missing; use an absolute path).")
+@click.option("--max-message-bytes", type=click.IntRange(1024), default=None, help="Record larger messages as their size and first KiB only (default 8 MiB).")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def record_command(server, transcript, max_message_bytes, command):
+    """Run an MCP stdio server and record its JSON-RPC traffic to a transcript.
+
+    Put this in place of the server's command in your MCP client's configuration:
+    the client talks to the server through it unchanged, and every message is
+    appended to TRANSCRIPT (JSON lines, format mcp-jsonrpc) with a timestamp, its
+    direction and the server's name. Ingest it with `tokaudit ingest TRANSCRIPT`.
+    The server's command line and stderr are not recorded. Exits with the
+    server's exit code.
+
+    \b
+    Example (claude_desktop_config.json):
+      "filesystem": {"command": "tokaudit", "args": ["record", "--server", "filesystem",
+        "--transcript", "/Users/me/mcp-transcripts/filesystem.jsonl", "--",
+        "npx", "-y", "@modelcontextprotocol/server-filesystem", "/Users/me/src"]}
+    """
+    # stdout is the protocol channel: nothing may be printed here, and no database is opened.
+    from tokaudit.capture import MAX_MESSAGE_BYTES, record_stdio
+
+    sys.exit(record_stdio(list(command), transcript, server, max_message_bytes=max_message_bytes or MAX_MESSAGE_BYTES))
+
+
 @cli.command(name="formats")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def formats_command(as_json):
@@ -233,7 +260,7 @@ def usage_command(by, since, until, tz, as_json, as_csv, db, config_path, wait_s
 
 
 @cli.command(name="problems")
-@click.option("--kind", help="Only this kind (invalid-json, invalid-utf8, wrong-type, line-too-long, unreadable-file, unknown-format).")
+@click.option("--kind", help="Only this kind (invalid-json, invalid-utf8, wrong-type, too-deep, line-too-long, unreadable-file, unknown-format, ...).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Show at most this many.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @store_options

@@ -32,3 +32,17 @@ def test_problem_excerpts_are_short_and_redacted(store, tmp_path):
     (excerpt,) = store.duck.execute("SELECT excerpt FROM ingest_problems").fetchall()[0]
     assert "abcdefghijklmnop" not in excerpt and "[REDACTED]" in excerpt
     assert len(excerpt) <= 200
+
+
+def test_deeply_nested_json_is_a_problem_not_a_crash():
+    from tokaudit.ingest import claude_code, codex
+    from tokaudit.ingest.base import Line
+
+    deep = b"[" * 5000
+    cases = [
+        (claude_code, b'{"type":"assistant","sessionId":"s","message":{"id":"m","content":[{"type":"text","text":' + deep + b"}]}}"),
+        (codex, b'{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":' + deep + b"}}"),
+    ]
+    for module, data in cases:
+        result = module.parse([Line(1, 0, data)], path="/x/projects/p/s.jsonl", state=None)
+        assert [p.kind for p in result.problems] == ["too-deep"] and result.lines_read == 1

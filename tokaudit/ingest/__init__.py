@@ -20,6 +20,8 @@ _MODULES = {
     "claude-code": "tokaudit.ingest.claude_code",
     "codex": "tokaudit.ingest.codex",
     "generic": "tokaudit.ingest.generic",
+    "mcp-jsonrpc": "tokaudit.ingest.mcp_jsonrpc",
+    "mcp-desktop": "tokaudit.ingest.mcp_desktop",
 }
 
 
@@ -72,12 +74,14 @@ def sniff_format(head: bytes) -> str | None:
 
     Formats judge the first complete JSON lines. When the head holds none (a
     first line longer than the sniff window, such as a Claude Code
-    ``file-history-snapshot`` of several MB), they judge its first bytes.
+    ``file-history-snapshot`` of several MB) or no format claims them, they
+    judge its first bytes.
     """
     objs = head_objects(head)
-    if objs:
-        matches = [name for name, module in INGESTERS.items() if module.sniff(objs)]
-    else:
+    matches = [name for name, module in INGESTERS.items() if module.sniff(objs)] if objs else []
+    if not matches:
+        # No JSON line decoded, or none any format claims (a text log whose stderr holds a stray
+        # JSON line): let the formats judge the file's first bytes.
         first = head.lstrip()[:4096]
         matches = [name for name, module in INGESTERS.items() if module.sniff_prefix(first)]
     return matches[0] if len(matches) == 1 else None

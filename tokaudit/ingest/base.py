@@ -76,9 +76,11 @@ class ParseResult:
         """Record ``line`` as unusable, with a short redacted excerpt."""
         self.problems.append(Problem(line.line_no, line.byte_offset, kind, message, excerpt(line.data)))
 
-    def decode_problem(self, line: Line, exc: UnicodeDecodeError | msgspec.DecodeError) -> None:
-        """Record why a line could not be decoded: bad bytes, bad JSON, or a field of the wrong type."""
-        if isinstance(exc, UnicodeDecodeError):
+    def decode_problem(self, line: Line, exc: UnicodeDecodeError | msgspec.DecodeError | RecursionError) -> None:
+        """Record why a line could not be decoded: bad bytes, bad JSON, a field of the wrong type, or nesting too deep."""
+        if isinstance(exc, RecursionError):
+            self.problem(line, "too-deep", "JSON nested too deeply to decode")
+        elif isinstance(exc, UnicodeDecodeError):
             self.problem(line, "invalid-utf8", f"not UTF-8 at byte {exc.start}")
         elif isinstance(exc, msgspec.ValidationError):
             self.problem(line, "wrong-type", f"unexpected field type: {exc}")

@@ -218,7 +218,10 @@ def _result_size(content: Raw) -> tuple[int, str, bytes]:
     if raw[:1] == b'"' and b"\\" not in raw:
         # A JSON string without escapes: its bytes are the text (most results); no decode needed.
         return len(raw) - 2, "text", raw[1:-1]
-    value = _any_decoder.decode(raw)
+    try:
+        value = _any_decoder.decode(raw)
+    except RecursionError:
+        return len(raw), "json", raw  # too deep to walk: measured as the JSON it is
     if isinstance(value, str):
         data = value.encode("utf-8")
         return len(data), "text", data
@@ -257,7 +260,7 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
         try:
             check_utf8(data)
             obj = _decoder.decode(data)
-        except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+        except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
             result.decode_problem(line, exc)
             continue
         if obj.type not in USED_TYPES:
@@ -349,7 +352,7 @@ def _reported_duration_ms(raw: Raw) -> int | None:
         return None  # most results carry none: do not decode them
     try:
         value = _any_decoder.decode(data)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     if not isinstance(value, dict):
         return None
@@ -366,11 +369,18 @@ def _subagent_type(state: dict[str, Any]) -> str:
     return kind if isinstance(kind, str) and kind else "subagent"
 
 
+def _decode_or_none(raw: Raw) -> Any:
+    try:
+        return _any_decoder.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
 def _synthetic_event(result: ParseResult, line: Line, obj: ClaudeLine, session_id: str, ts: datetime | None) -> None:
     message = obj.message
     text = ""
     if message is not None and isinstance(message.content, list):
-        texts = (_any_decoder.decode(b.text) for b in message.content if b.type == "text" and b.text)
+        texts = (_decode_or_none(b.text) for b in message.content if b.type == "text" and b.text)
         text = " ".join(t for t in texts if isinstance(t, str))
     elif message is not None and isinstance(message.content, str):
         text = message.content

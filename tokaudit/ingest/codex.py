@@ -196,7 +196,7 @@ def _output_is_error(text: bytes) -> bool | None:
         return None
     try:
         value = _any.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     meta = value.get("metadata") if isinstance(value, dict) else None
     if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
@@ -219,7 +219,7 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
             check_utf8(line.data)
             env = _envelope.decode(line.data)
             outcome = _legacy_line(result, env, path) if not env.type else _use_line(result, line, env, path)
-        except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+        except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
             result.decode_problem(line, exc)
             continue
         if outcome is None:

@@ -93,7 +93,11 @@ def _connect(url: str, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnect
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            return duckdb.connect(path, read_only=read_only)
+            duck = duckdb.connect(path, read_only=read_only)
+            # DuckDB 2.0.1's compressed materialization returns wrong sums after some joins (a
+            # HUGEINT squeezed into a smaller type: negative byte totals); correctness first.
+            duck.execute("SET disabled_optimizers = 'compressed_materialization'")
+            return duck
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower():
                 raise TokauditError(f"cannot open database {path}: {exc}") from exc

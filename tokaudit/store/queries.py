@@ -42,7 +42,8 @@ def dedup_relation(store: Store) -> str:
 
 def tool_calls_sql() -> str:
     """SQL for tool calls counted once: a second record of a call (an MCP transcript's copy of a
-    call an agent log also holds, see ``ingest.link``) is folded into the first, filling its gaps."""
+    call an agent log also holds, see ``ingest.link``) is folded into the first, filling its gaps;
+    the same call id of one session stored by two files is kept once."""
     return """
         SELECT t.* REPLACE (
                    coalesce(t.mcp_server, l.mcp_server) AS mcp_server,
@@ -64,6 +65,11 @@ def tool_calls_sql() -> str:
             FROM tool_calls WHERE linked_tool_call_id IS NOT NULL GROUP BY ALL
         ) AS l ON l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id
         WHERE t.linked_tool_call_id IS NULL
+        -- One call stored by two files (Claude Desktop writes each server's traffic to mcp.log and to
+        -- mcp-server-NAME.log; a log copied elsewhere) is one call: keep its fullest record.
+        QUALIFY row_number() OVER (
+            PARTITION BY t.session_id, t.tool_call_id ORDER BY (t.result_bytes IS NOT NULL) DESC, t.source_id
+        ) = 1
     """
 
 

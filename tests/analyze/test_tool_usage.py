@@ -1,0 +1,27 @@
+"""Tool and MCP-server usage rows: totals agree with the rows they sum (a DuckDB optimizer bug once broke them)."""
+
+from __future__ import annotations
+
+from tests.conftest import FIXTURES
+from tokaudit.analyze.usage import usage_report
+from tokaudit.ingest.runner import ingest_paths
+from tokaudit.store.queries import tool_calls_sql
+
+
+def test_mcp_server_totals_equal_the_tool_rows(store):
+    ingest_paths(store, [FIXTURES / "mcp-jsonrpc", FIXTURES / "mcp-desktop"], workers=1)
+    report = usage_report(store, by="mcp-server")
+    want = store.duck.execute(f"SELECT count(*), sum(result_bytes), sum(args_bytes) FROM ({tool_calls_sql()})").fetchall()[0]
+    assert (report.totals["calls"], report.totals["result_bytes"], report.totals["args_bytes"]) == want
+    assert all(r["result_bytes"] is None or r["result_bytes"] >= 0 for r in report.rows)
+
+
+def test_desktop_calls_logged_in_two_files_count_once(store, tmp_path):
+    # Claude Desktop writes a server's traffic to mcp-server-NAME.log and again to mcp.log.
+    server_log = (FIXTURES / "mcp-desktop" / "mcp-server-filesystem.log").read_bytes()
+    (tmp_path / "mcp-server-filesystem.log").write_bytes(server_log)
+    (tmp_path / "mcp.log").write_bytes(server_log)
+    ingest_paths(store, [tmp_path], workers=1)
+    stored, distinct = store.duck.execute("SELECT count(*), count(DISTINCT (session_id, tool_call_id)) FROM tool_calls").fetchall()[0]
+    counted = store.duck.execute(f"SELECT count(*) FROM ({tool_calls_sql()})").fetchall()[0][0]
+    assert stored == 2 * distinct and counted == distinct > 0
