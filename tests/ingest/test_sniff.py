@@ -15,7 +15,7 @@ FIXTURE_FILES = sorted(
     (p, fmt) for fmt in INGESTERS for p in (FIXTURES / fmt).rglob("*") if p.is_file() and wanted_name(p.name)
 )
 # Which shared-sample folders hold which format.
-SAMPLE_FORMATS = {"claude-code": "claude-code", "codex": "codex", "openhands": "openhands", "swe-agent": "swe-agent"}
+SAMPLE_FORMATS = {"claude-code": ("claude-code",), "codex": ("codex",), "openhands": ("openhands", "openhands-eval"), "swe-agent": ("swe-agent",)}
 
 
 @pytest.mark.parametrize(("path", "fmt"), FIXTURE_FILES, ids=lambda v: v.name if isinstance(v, Path) else v)
@@ -27,17 +27,17 @@ def test_every_format_has_fixtures():
     assert {fmt for _, fmt in FIXTURE_FILES} == set(INGESTERS)
 
 
-@pytest.mark.parametrize(("folder", "fmt"), sorted((f, fmt) for f, fmt in SAMPLE_FORMATS.items() if fmt in INGESTERS))
-def test_shared_samples_are_sniffed_as_their_format(samples, folder, fmt):
+@pytest.mark.parametrize(("folder", "fmts"), sorted(SAMPLE_FORMATS.items()))
+def test_shared_samples_are_sniffed_as_their_format(samples, folder, fmts):
     files = sorted(p for p in (samples / folder).iterdir() if p.is_file())
     assert files
     for path in files:
-        assert sniff_format(path.read_bytes()[:SNIFF_BYTES]) == fmt, path.name
+        assert sniff_format(path.read_bytes()[:SNIFF_BYTES]) in fmts, path.name
 
 
 def test_other_shared_samples_are_not_claimed(samples):
     # Formats tokaudit does not read (yet) must not be mistaken for one it does.
-    folders = [p for p in samples.iterdir() if p.is_dir() and SAMPLE_FORMATS.get(p.name) not in INGESTERS and p.name != "expected-ccusage"]
+    folders = [p for p in samples.iterdir() if p.is_dir() and p.name not in SAMPLE_FORMATS and p.name != "expected-ccusage"]
     assert any(f.name == "openai-api" for f in folders)
     for folder in folders:
         for path in folder.iterdir():

@@ -298,7 +298,8 @@ def usage_report(
                    sum(c.reasoning_tokens) AS reasoning_tokens,
                    sum(c.web_search_requests) AS web_search_requests,
                    sum(c.input_total_tokens + c.output_tokens) AS total_tokens,
-                   count(*) AS calls,
+                   -- An aggregate row (totals of a run without per-call usage) stands for aggregate_calls calls.
+                   sum(CASE WHEN c.is_aggregate THEN coalesce(c.aggregate_calls, 1) ELSE 1 END) AS calls,
                    count(*) FILTER (WHERE c.output_is_lower_bound) AS lower_bound_calls
                    {inner_extra}
             FROM tiered AS c LEFT JOIN sess AS s ON s.session_id = c.session_id

@@ -22,6 +22,9 @@ _MODULES = {
     "generic": "tokaudit.ingest.generic",
     "mcp-jsonrpc": "tokaudit.ingest.mcp_jsonrpc",
     "mcp-desktop": "tokaudit.ingest.mcp_desktop",
+    "openhands": "tokaudit.ingest.openhands",
+    "openhands-eval": "tokaudit.ingest.openhands_eval",
+    "swe-agent": "tokaudit.ingest.swe_agent",
 }
 
 

@@ -60,7 +60,8 @@ FILE_PATTERNS = ("*.jsonl",)  # names picked up when walking a folder
 # Subagent metadata read beside its transcript (see sidecar_path), never a log of its own.
 SIDECAR_PATTERNS = ("agent-*.meta.json",)
 
-Tokens = Annotated[int, Meta(ge=0)]
+# No real count comes near 10^15; a larger one is a corrupt line (and would not fit the store's BIGINT).
+Tokens = Annotated[int, Meta(ge=0, le=10**15)]
 
 # Line types that carry what tokaudit stores; every other type is skipped by rule.
 USED_TYPES = frozenset({"assistant", "user", "system", "summary"})

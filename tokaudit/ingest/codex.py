@@ -64,7 +64,8 @@ FORMAT = "codex"
 AGENT = "codex"
 FILE_PATTERNS = ("*.jsonl",)  # names picked up when walking a folder
 
-Tokens = Annotated[int, Meta(ge=0)]
+# No real count comes near 10^15; a larger one is a corrupt line (and would not fit the store's BIGINT).
+Tokens = Annotated[int, Meta(ge=0, le=10**15)]
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 _TOTAL_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "cache_write_input_tokens")
 

@@ -54,6 +54,9 @@ def count_tokens(text: str) -> tuple[int, str]:
         (2, 'tokenizer:o200k_base')
     """
     data = text.encode("utf-8", "surrogatepass")
+    if not data.isascii():
+        # Lone surrogates are not UTF-8 and the tokenizer refuses them: count them as replacement characters.
+        text = data.decode("utf-8", "replace")
     enc = _encoding()
     if enc is None:
         return heuristic_tokens(len(data)), HEURISTIC_METHOD
