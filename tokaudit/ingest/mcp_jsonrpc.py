@@ -135,7 +135,7 @@ from typing import Any
 
 import msgspec
 
-from tokaudit.ingest.base import Line, ParseResult, check_utf8, sha256_hex, utc_naive
+from tokaudit.ingest.base import Line, ParseResult, check_utf8, result_features, sha256_hex, utc_naive
 from tokaudit.ingest.skeleton import args_skeleton
 from tokaudit.ingest.tokens import count_tokens, heuristic_tokens
 
@@ -628,6 +628,7 @@ class McpTracker:
             data = text.encode("utf-8", "surrogatepass")
             code = err.get("code")
             tokens, method = count_tokens(text)
+            cols.update(result_features(data))
             cols.update(result_bytes=len(data), result_sha256=sha256_hex(data), result_content_types="error", is_error=True,
                         error_kind="protocol", error_code=code if isinstance(code, int) and -(2**63) <= code < 2**63 else None,
                         result_tokens=tokens, result_tokens_method=method)  # fmt: skip
@@ -648,6 +649,8 @@ class McpTracker:
         tokens, method = count_tokens(text) if text is not None else (None, None)
         cols.update(result_bytes=size, result_sha256=sha256_hex(hashed), result_content_types=types or None, is_error=is_error,
                     error_kind="tool" if is_error else None, result_tokens=tokens, result_tokens_method=method)  # fmt: skip
+        if text is not None:
+            cols.update(result_features(text.encode("utf-8", "surrogatepass")))
         return cols
 
     def _orphan(self, line: Line, conn: dict[str, Any], id_value: Any, msg: dict[str, Any], ts: datetime | None) -> str | None:

@@ -83,7 +83,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Raw, Struct
 
-from tokaudit.ingest.base import Line, ParseResult, Problem, check_utf8, sha256_hex, utc_naive
+from tokaudit.ingest.base import Line, ParseResult, Problem, check_utf8, result_features, sha256_hex, utc_naive
 from tokaudit.ingest.skeleton import args_skeleton
 from tokaudit.ingest.tokens import count_tokens
 
@@ -537,6 +537,7 @@ def _tool_result(walk: Walk, key: str, ev: Event, extras: Extras, session_id: st
             "result_ts_utc": ts,
             "result_bytes": len(data),
             "result_sha256": sha256_hex(data),
+            **result_features(data),
             "result_content_types": "text",
             "result_truncated": TRUNCATION_MARKER in text,
             "is_error": _observation_error(ev, extras),

@@ -86,7 +86,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Raw, Struct
 
-from tokaudit.ingest.base import Line, ParseResult, Problem, check_utf8, sha256_hex
+from tokaudit.ingest.base import Line, ParseResult, Problem, check_utf8, result_features, sha256_hex
 from tokaudit.ingest.skeleton import args_skeleton
 from tokaudit.ingest.tokens import count_tokens
 
@@ -539,6 +539,7 @@ def _add_result(row: dict[str, Any], text: str, content_types: str, line_no: int
             "result_line_no": line_no,
             "result_bytes": len(data),
             "result_sha256": sha256_hex(data),
+            **result_features(data),
             "result_content_types": content_types,
             "result_truncated": None,
             "is_error": None,
