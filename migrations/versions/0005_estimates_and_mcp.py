@@ -1,7 +1,8 @@
 """Token estimates, MCP call details, linked tool calls, aggregate calls and token fits.
 
-* tool_calls: a bounded, redacted excerpt of each result (what novelty, loop
-  and notice detectors compare); args/result token counts with the method that produced them
+* tool_calls: a bounded, redacted excerpt of each result (what findings quote
+  and notice detectors read) and a MinHash of its words (what novelty compares);
+  args/result token counts with the method that produced them
   (``reported``, ``tokenizer:<name>``, ``heuristic:<rule>``), MCP progress
   notifications and cancellation, protocol errors apart from tool errors, the
   call id the agent or protocol used (for linking), and the row this one is a
@@ -41,6 +42,7 @@ TOOL_CALL_COLUMNS = [
     ("linked_source_id", sa.BigInteger),
     ("linked_tool_call_id", sa.Text),
     ("result_excerpt", sa.Text),
+    ("result_sig", sa.ARRAY(sa.BigInteger)),
 ]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -10,6 +10,8 @@ from typing import Any
 import polars as pl
 
 from tokaudit.analyze.frames import Frames, _session_totals
+from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
+from tokaudit.ingest.base import result_features
 
 T0 = datetime(2026, 3, 10, 10, 0, 0)
 PRICE_IN = 3e-6
@@ -39,8 +41,8 @@ class Session:
         write = inp - cache_read
         self.calls.append(
             {
-                "session_id": self.session_id, "call_key": f"{self.session_id}:{turn}", "ts_utc": ts, "model": self.model,
-                "line_no": turn + 1, "turn": turn, "segment": 0, "input_tokens": 3, "cache_read_tokens": cache_read,
+                "session_id": self.session_id, "call_hash": hash(f"{self.session_id}:{turn}"), "ts_utc": ts, "model": self.model,
+                "turn": turn, "segment": 0, "input_tokens": 3, "cache_read_tokens": cache_read,
                 "cache_write_5m_tokens": max(0, write - 3), "cache_write_1h_tokens": 0, "output_tokens": output_tokens,
                 "reasoning_tokens": reasoning_tokens, "input_total_tokens": inp, "is_aggregate": False, "stop_reason": stop_reason,
                 "context_window_tokens": 200_000,
@@ -57,14 +59,15 @@ class Session:
             args_tokens, result_tokens = max(1, len(args) // 4), max(1, len(result) // 4)
             self.tools.append(
                 {
-                    "session_id": self.session_id, "tool_call_id": f"{self.session_id}:t{idx}", "call_key": f"{self.session_id}:{turn}",
-                    "ts_utc": ts, "result_ts_utc": ts + timedelta(seconds=1), "turn": turn, "tool_name": f"mcp__{server}__{name}" if server else name,
-                    "mcp_server": server or None, "mcp_tool": name if server else None, "tool_key": tool_key,
-                    "args_bytes": len(args), "args_skeleton": _skeleton(args), "args_sha256": hashlib.sha256(args.encode()).hexdigest(),
+                    "session_id": self.session_id, "tool_call_id": f"{self.session_id}:t{idx}", "call_hash": hash(f"{self.session_id}:{turn}"),
+                    "ts_utc": ts, "turn": turn, "mcp_server": server or None, "tool_key": tool_key,
+                    "args_bytes": len(args), "skel_hash": hash(_skeleton(args)), "args_hash": hash(args),
                     "args_tokens": args_tokens, "args_tokens_method": "heuristic:bytes/4", "result_bytes": len(result),
-                    "result_tokens": result_tokens, "result_tokens_method": "heuristic:bytes/4", "result_excerpt": result[:400],
-                    "result_sha256": hashlib.sha256(result.encode()).hexdigest(), "is_error": False, "error_kind": None,
-                    "duration_ms": 1000, "result_truncated": False, "call_idx": idx,
+                    "result_tokens": result_tokens, "result_tokens_method": "heuristic:bytes/4", "content_type": "text",
+                    "is_error": False, "call_idx": idx, "model": self.model,
+                    "has_result": True, "has_continuation": re.search(CONTINUATION, result) is not None,
+                    "has_directive": re.search(DIRECTIVES, result) is not None,
+                    **{f"sig{i}": v for i, v in enumerate(result_features(result.encode())["result_sig"])},
                 }
             )
             added += args_tokens + result_tokens + 20

@@ -61,7 +61,7 @@ def test_findings_carry_turns_excess_and_an_explanation(attack_findings):
     assert (f.first_turn, f.last_turn) == (1, 13)  # the terminal call has the same skeleton
     assert f.excess_tokens > 0 and f.excess_usd > 0
     assert "weather/get_forecast" in f.explanation and "13 times" in f.explanation
-    assert f.evidence["first_result"].startswith("Progress: segment 1/12")
+    assert f.evidence["first_call"] == "claude-code:attack:t1"  # the audit quotes its excerpt from the store
 
 
 def test_polling_with_identical_arguments_is_not_a_verdict():
@@ -78,7 +78,8 @@ def test_real_pagination_brings_new_content_and_is_not_withholding():
     import random
 
     rng = random.Random(3)
-    vocabulary = [f"{a}{b}" for a in ("crash", "login", "cache", "parser", "button", "timeout", "memory", "docs") for b in ("fails", "slow", "broken", "leak", "typo", "hangs")]
+    # Issue titles are diverse: each page brings words the earlier pages did not have.
+    vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7)) for _ in range(3000)]
     s = Session("claude-code:pages")
     for page in range(8):
         rows = " ".join(f"#{page * 30 + k} {' '.join(rng.sample(vocabulary, 4))}" for k in range(30))

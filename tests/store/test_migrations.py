@@ -29,6 +29,8 @@ def columns_in_metadata() -> dict[str, list[tuple[str, str]]]:
     names = {sa.BigInteger: "BIGINT", sa.Integer: "INTEGER", sa.Text: "VARCHAR", sa.Boolean: "BOOLEAN", sa.DateTime: "TIMESTAMP", sa.Date: "DATE", sa.Double: "DOUBLE"}
 
     def dtype(c):
+        if isinstance(c.type, sa.ARRAY):
+            return names[type(c.type.item_type)] + "[]"
         if isinstance(c.type, sa.Numeric):
             return f"DECIMAL({c.type.precision},{c.type.scale})"
         return names[type(c.type)]

@@ -94,11 +94,41 @@ def run_audit(
     frames = load_frames(store, config=config, since=since, until=until)
     context = build_context(frames, params["cost_blowup"].min_cohort)
     findings, timings = run_detectors(context, params, only)
+    quote_results(store, findings)
     thresholds = {name: p.__dict__ for name, p in params.items()}
     result = AuditResult(None, started_at, frames.sessions.height, findings, thresholds, time.perf_counter() - started, timings)
     if save and not store.read_only:
         result.audit_run_id = _save(store, result, since, until)
     return result
+
+
+_QUOTES = {"first_call": "first_result", "last_call": "last_result"}
+
+
+def quote_results(store: Store, findings: list[Finding]) -> None:
+    """Put the (redacted, bounded) excerpts of the results a finding points at into its evidence.
+
+    Detectors keep only tool call ids, so the frames need not carry every
+    result's text or argument skeleton; the few that findings quote are read here.
+    """
+    wanted = {(f.session_id, f.evidence[key]) for f in findings for key in _QUOTES if f.evidence.get(key)}
+    if not wanted:
+        return
+    sessions = sorted({s for s, _ in wanted})
+    calls = sorted({c for _, c in wanted})
+    rows = store.duck.execute(
+        "SELECT session_id, tool_call_id, any_value(result_excerpt), any_value(args_skeleton) FROM tool_calls "
+        "WHERE session_id IN (SELECT unnest(?::VARCHAR[])) AND tool_call_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL",
+        [sessions, calls],
+    ).fetchall()
+    found = {(s, c): (e, k) for s, c, e, k in rows}
+    for f in findings:
+        for key, quote in _QUOTES.items():
+            call = f.evidence.get(key)
+            if call and (f.session_id, call) in found:
+                excerpt, skeleton = found[(f.session_id, call)]
+                f.evidence[quote] = excerpt
+                f.evidence.setdefault("skeleton", skeleton)
 
 
 def _save(store: Store, result: AuditResult, since: datetime | None, until: datetime | None) -> int:
@@ -195,7 +225,7 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
     """A session turn by turn: tokens per kind, context size, tool calls, and the latest audit's findings on each turn."""
     import polars as pl
 
-    frames = load_frames(store, config=config)
+    frames = load_frames(store, config=config, session_id=session_id)
     calls = frames.calls.filter(pl.col("session_id") == session_id).sort("turn")
     tools = frames.tools.filter(pl.col("session_id") == session_id)
     findings = [f for f in list_findings(store) if f["session_id"] == session_id]

@@ -1,10 +1,10 @@
 """Per-tool-call features the chain detectors share: result novelty, same-tool runs, skeleton runs.
 
-* ``novelty`` — 1 − the highest Jaccard similarity between this result's word
-  set and those of the previous ``lookback`` results of the same tool in the
-  session (digits and long tokens masked, so "segment 3 of 20" and "segment 4
-  of 20" are the same words). A first result has novelty 1; a call without a
-  result has none. Computed on the stored excerpt (head and tail).
+* ``novelty`` — 1 − the highest similarity between this result and the previous
+  ``lookback`` results of the same tool in the session, similarity being the
+  share of equal MinHash bins of their word sets (``ingest.base.result_features``:
+  digits dropped, so "segment 3 of 20" and "segment 4 of 20" are the same words).
+  A first result has novelty 1; a call without a result has none.
 * runs — consecutive calls of one tool (``tool_key``) in a session, tolerating
   one interleaved call of another tool (A A B A A is one run of four A; the B
   belongs to no run): ``run_id``, ``run_len``, ``run_pos``.
@@ -13,28 +13,31 @@
   ``skel_run_len``.
 * ``billed_tokens``, ``billed_usd`` — input (all kinds) plus output of the
   request that asked for the call, and its cost, divided among the calls it asked for.
+
+Everything is columnar: the frame is sorted once by session, tool and order, so
+"the k-th previous result of the same tool" is a plain shift with a group check.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from tokaudit.ingest.base import SIG_BINS
+
 LOOKBACK_CALLS = 8
-_MASK_DIGITS = r"[0-9]+"
-_MASK_TOKENS = r"[a-z0-9_+/=-]{16,}"
-_WORD = r"[a-z0#]+"
+SIG_COLUMNS = [f"sig{i}" for i in range(SIG_BINS)]
 
 
-def masked_words(col: str = "result_excerpt") -> pl.Expr:
-    """The set of words of a result excerpt with digits and long tokens masked."""
-    return (
-        pl.col(col)
-        .str.to_lowercase()
-        .str.replace_all(_MASK_TOKENS, "#")
-        .str.replace_all(_MASK_DIGITS, "0")
-        .str.extract_all(_WORD)
-        .list.unique()
-    )
+def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
+    t = tools.sort("session_id", "tool_key", "call_idx")
+    best = pl.lit(0.0)
+    for k in range(1, lookback + 1):
+        same_tool = (pl.col("session_id") == pl.col("session_id").shift(k)) & (pl.col("tool_key") == pl.col("tool_key").shift(k))
+        equal_bins = pl.sum_horizontal([(pl.col(c) == pl.col(c).shift(k)).cast(pl.Int8) for c in SIG_COLUMNS])
+        valid = same_tool & pl.col("has_result").shift(k) & pl.col(SIG_COLUMNS[0]).shift(k).is_not_null()
+        best = pl.max_horizontal(best, pl.when(valid).then(equal_bins / SIG_BINS).otherwise(0.0))
+    novelty = pl.when(pl.col("has_result") & pl.col(SIG_COLUMNS[0]).is_not_null()).then(1.0 - best)
+    return t.with_columns(novelty.alias("novelty")).sort("session_id", "call_idx")
 
 
 def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOKBACK_CALLS) -> pl.DataFrame:
@@ -50,40 +53,28 @@ def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOK
             pl.lit(None, pl.Float64).alias("billed_tokens"),
             pl.lit(None, pl.Float64).alias("billed_usd"),
         )
-    t = tools.sort("session_id", "call_idx").with_columns(masked_words().alias("_words"))
-    by_tool = ["session_id", "tool_key"]
-    best = pl.lit(0.0)
-    for k in range(1, lookback + 1):
-        prev = pl.col("_words").shift(k).over(by_tool)
-        inter = pl.col("_words").list.set_intersection(prev).list.len()
-        union = pl.col("_words").list.set_union(prev).list.len()
-        sim = pl.when(prev.is_not_null() & (union > 0)).then(inter / union).otherwise(0.0)
-        best = pl.max_horizontal(best, sim)
-    t = t.with_columns(pl.when(pl.col("result_excerpt").is_null()).then(None).otherwise(1.0 - best).alias("novelty"))
-
-    prev_key = pl.col("tool_key").shift(1).over("session_id")
-    next_key = pl.col("tool_key").shift(-1).over("session_id")
+    t = _novelty(tools, lookback)
+    same_session_prev = pl.col("session_id") == pl.col("session_id").shift(1)
+    same_session_next = pl.col("session_id") == pl.col("session_id").shift(-1)
+    prev_key = pl.when(same_session_prev).then(pl.col("tool_key").shift(1))
+    next_key = pl.when(same_session_next).then(pl.col("tool_key").shift(-1))
     t = t.with_columns(((pl.col("tool_key") != prev_key) & (pl.col("tool_key") != next_key) & (prev_key == next_key)).fill_null(False).alias("_interleaved"))
-    main = t.filter(~pl.col("_interleaved")).with_columns(
-        (pl.col("tool_key") != pl.col("tool_key").shift(1).over("session_id")).fill_null(True).cum_sum().over("session_id").alias("run_id")
-    )
+    main = t.filter(~pl.col("_interleaved")).select("session_id", "tool_call_id", "tool_key", "skel_hash")
+    new_run = ~((pl.col("session_id") == pl.col("session_id").shift(1)) & (pl.col("tool_key") == pl.col("tool_key").shift(1))).fill_null(False)
+    main = main.with_columns(new_run.cum_sum().alias("run_id"))
+    new_skel = new_run | (pl.col("skel_hash") != pl.col("skel_hash").shift(1)).fill_null(True)
+    main = main.with_columns(new_skel.cum_sum().alias("skel_run_id"))
     main = main.with_columns(
-        pl.len().over("session_id", "run_id").alias("run_len"),
-        pl.int_range(pl.len()).over("session_id", "run_id").alias("run_pos"),
-        ((pl.col("args_skeleton") != pl.col("args_skeleton").shift(1).over("session_id", "run_id")).fill_null(True))
-        .cum_sum()
-        .over("session_id", "run_id")
-        .alias("_skel_n"),
+        pl.len().over("run_id").alias("run_len"),
+        (pl.int_range(pl.len()).over("run_id")).alias("run_pos"),
+        pl.len().over("skel_run_id").alias("skel_run_len"),
     )
-    main = main.with_columns((pl.col("run_id") * 100_000 + pl.col("_skel_n")).alias("skel_run_id"))
-    main = main.with_columns(pl.len().over("session_id", "skel_run_id").alias("skel_run_len"))
     t = t.join(main.select("session_id", "tool_call_id", "run_id", "run_len", "run_pos", "skel_run_id", "skel_run_len"),
                on=["session_id", "tool_call_id"], how="left")
-
     per_turn = t.group_by("session_id", "turn").agg(pl.len().alias("_n"))
     billed = calls.select(
         "session_id", "turn", (pl.col("input_total_tokens") + pl.col("output_tokens")).alias("_billed"), pl.col("cost_usd").alias("_usd")
     )
     t = t.join(per_turn, on=["session_id", "turn"], how="left").join(billed, on=["session_id", "turn"], how="left")
     t = t.with_columns((pl.col("_billed") / pl.col("_n")).alias("billed_tokens"), (pl.col("_usd") / pl.col("_n")).alias("billed_usd"))
-    return t.drop("_words", "_interleaved", "_n", "_billed", "_usd").sort("session_id", "call_idx")
+    return t.drop("_interleaved", "_n", "_billed", "_usd").sort("session_id", "call_idx")

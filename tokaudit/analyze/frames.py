@@ -1,22 +1,28 @@
 """The store as polars frames: what every detector reads.
 
-DuckDB does the joins and pricing (it is fast at both and already holds the
-data); the result crosses to polars through Arrow, and detectors work on the
-frames without touching the database.
+DuckDB prices the requests and folds linked tool-call records (it is fast at
+both and already holds the data); the rows cross to polars through Arrow, where
+turn numbers, joins and estimates are computed. Detectors work on the frames
+without touching the database. Result text is not loaded: detectors compare
+MinHash signatures and wording flags, and findings fetch the excerpts they
+quote afterwards (``analyze.audit``).
 
-* ``calls`` — one row per deduplicated model request: ``turn`` (0-based order
-  within its session), ``segment`` (compactions before it), token columns,
-  ``input_total_tokens``, ``cost_usd`` (NULL when unpriced), ``cost_equiv_tokens``
-  (a price-free cost in input-token equivalents, comparable across sessions of
-  one model), ``input_usd_per_token_eff`` (the average price of an input token
-  of this request, given its cache mix: what re-sending one more token cost),
-  ``context_window_tokens`` (reported, or the model family's default).
-* ``tools`` — one row per tool call (an MCP transcript's copy of an agent's call
-  counted once): ``turn`` of the request that asked for it, ``tool_key``
-  (``server/tool`` for MCP tools, else the tool name), argument and result
-  tokens with their methods, the argument skeleton, the result excerpt.
+* ``calls`` — one row per deduplicated model request, sorted by session and time:
+  ``turn`` (0-based order within its session), ``segment`` (compactions before
+  it), token columns, ``input_total_tokens``, ``cost_usd`` (NULL when unpriced),
+  ``cost_equiv_tokens`` (a price-free cost in input-token equivalents, comparable
+  across sessions of one model), ``input_usd_per_token_eff`` (the average price
+  of an input token of this request given its cache mix: what re-sending one more
+  token cost), ``context_window_tokens`` (reported, or the model family's default).
+* ``tools`` — one row per tool call (a call recorded twice counted once), sorted
+  by session and order (``call_idx``): ``turn`` of the request that asked for it
+  (or the latest request before it), ``tool_key`` (``server/tool`` for MCP tools,
+  else the tool name), argument and result tokens with their methods, hashes of
+  the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
+  long strings stay in the store), ``sig0``…``sig7`` (the result's word MinHash),
+  ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``).
 * ``sessions`` — per session: agent, task label, outcome, model, request and
-  tool-call counts, tokens, cost, ``cohort`` keys.
+  tool-call counts, tokens, cost.
 * ``tool_defs`` and ``events`` as stored.
 """
 
@@ -27,9 +33,11 @@ from datetime import datetime
 
 import polars as pl
 
-from tokaudit.analyze.tokens import result_tokens_sql
+from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
+from tokaudit.analyze.tokens import ANY_CONTENT, HEURISTIC_BYTES_PER_TOKEN
 from tokaudit.analyze.usage import _pricing_ctes
 from tokaudit.config import Config
+from tokaudit.ingest.base import SIG_BINS
 from tokaudit.store.engine import Store
 from tokaudit.store.queries import tool_calls_sql
 
@@ -61,90 +69,23 @@ class Frames:
     events: pl.DataFrame
 
 
-def load_frames(store: Store, *, config: Config | None = None, since: datetime | None = None, until: datetime | None = None) -> Frames:
-    """Read the store into frames; ``since``/``until`` (UTC) keep sessions that started in the window."""
+def load_frames(
+    store: Store,
+    *,
+    config: Config | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    session_id: str | None = None,
+) -> Frames:
+    """Read the store into frames; ``since``/``until`` (UTC) keep sessions that started in the window,
+    ``session_id`` one session."""
     config = config or Config()
-    ctes, params, _ = _pricing_ctes(store, config, "UTC", None, None)
     window, window_params = _session_window(since, until)
-    calls = _arrow(
-        store,
-        f"""
-        WITH {ctes},
-        priced AS (
-            SELECT c.*,
-                   p.input_usd_per_token AS in_rate, p.cache_read_usd_per_token AS cr_rate,
-                   p.cache_write_5m_usd_per_token AS cw5_rate, p.cache_write_1h_usd_per_token AS cw1h_rate,
-                   p.output_usd_per_token AS out_rate, p.web_search_usd_per_request AS ws_rate
-            FROM tiered AS c
-            LEFT JOIN prices AS p
-              ON p.model = c.model AND p.provider = coalesce(c.provider, '') AND p.price_day = c.price_day
-             AND p.above_input_tokens = c.tier
-        ),
-        compactions AS (
-            SELECT session_id, ts_utc, row_number() OVER (PARTITION BY session_id ORDER BY ts_utc) AS n
-            FROM session_events WHERE kind = 'compaction' AND ts_utc IS NOT NULL
-        ),
-        segmented AS (
-            SELECT c.*, coalesce(k.n, 0) AS segment
-            FROM priced AS c ASOF LEFT JOIN compactions AS k ON k.session_id = c.session_id AND c.ts_utc >= k.ts_utc
-        )
-        SELECT c.session_id, c.call_key, c.ts_utc, c.model, c.line_no,
-               row_number() OVER (PARTITION BY c.session_id ORDER BY c.ts_utc, c.line_no) - 1 AS turn,
-               c.segment,
-               c.input_tokens, c.cache_read_tokens, c.cache_write_5m_tokens, c.cache_write_1h_tokens,
-               c.output_tokens, c.reasoning_tokens, c.input_total_tokens, c.is_aggregate, c.stop_reason,
-               coalesce(c.context_window_tokens, {DEFAULT_CONTEXT_WINDOW_SQL}) AS context_window_tokens,
-               CAST(c.input_tokens * in_rate + c.cache_read_tokens * cr_rate + c.cache_write_5m_tokens * cw5_rate
-                    + c.cache_write_1h_tokens * cw1h_rate + c.output_tokens * out_rate + c.web_search_requests * ws_rate AS DOUBLE)
-                   AS cost_usd,
-               c.input_tokens + {CACHE_READ_WEIGHT} * c.cache_read_tokens + {CACHE_WRITE_5M_WEIGHT} * c.cache_write_5m_tokens
-                   + {CACHE_WRITE_1H_WEIGHT} * c.cache_write_1h_tokens + {OUTPUT_WEIGHT} * c.output_tokens AS cost_equiv_tokens,
-               CAST(CASE WHEN c.input_total_tokens > 0 THEN
-                   (c.input_tokens * in_rate + c.cache_read_tokens * cr_rate + c.cache_write_5m_tokens * cw5_rate
-                    + c.cache_write_1h_tokens * cw1h_rate) / c.input_total_tokens END AS DOUBLE) AS input_usd_per_token_eff,
-               CAST(out_rate AS DOUBLE) AS output_usd_per_token
-        FROM segmented AS c
-        WHERE c.session_id IN (SELECT session_id FROM sessions WHERE {window})
-        ORDER BY c.session_id, turn
-        """,
-        [*params, *window_params],
-    )
-    joins, tokens, method = result_tokens_sql("t")
-    turns = pl.DataFrame(calls.select("session_id", "call_key", "turn", "ts_utc")).to_arrow()
-    store.duck.register("_tokaudit_turns", turns)
-    tools = _arrow(
-        store,
-        f"""
-        WITH t0 AS ({tool_calls_sql()}),
-        turns AS (SELECT * FROM _tokaudit_turns),
-        -- A call without the requesting request's key (MCP transcripts, traces) belongs to the
-        -- session's latest request at or before it.
-        by_time AS (
-            SELECT t.session_id, t.tool_call_id, n.turn
-            FROM t0 AS t ASOF JOIN turns AS n ON n.session_id = t.session_id AND coalesce(t.ts_utc, t.result_ts_utc) >= n.ts_utc
-            WHERE t.call_key IS NULL
-        )
-        SELECT t.session_id, t.tool_call_id, t.call_key, t.ts_utc, t.result_ts_utc,
-               coalesce(tn.turn, bt.turn, -1) AS turn,
-               t.tool_name, t.mcp_server, t.mcp_tool,
-               CASE WHEN t.mcp_server IS NOT NULL THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) ELSE t.tool_name END
-                   AS tool_key,
-               t.args_bytes, t.args_skeleton, t.args_sha256,
-               coalesce(t.args_tokens, CAST(ceil(t.args_bytes / 4) AS BIGINT)) AS args_tokens,
-               CASE WHEN t.args_tokens IS NOT NULL THEN coalesce(t.args_tokens_method, 'reported')
-                    WHEN t.args_bytes IS NOT NULL THEN 'heuristic:bytes/4' END AS args_tokens_method,
-               t.result_bytes, {tokens} AS result_tokens, {method} AS result_tokens_method,
-               t.result_excerpt, t.result_sha256, t.is_error, t.error_kind, t.duration_ms, t.result_truncated
-        FROM t0 AS t {joins}
-        LEFT JOIN turns AS tn ON tn.call_key = t.call_key AND tn.session_id = t.session_id
-        LEFT JOIN by_time AS bt ON bt.session_id = t.session_id AND bt.tool_call_id = t.tool_call_id
-        WHERE t.session_id IN (SELECT session_id FROM sessions WHERE {window})
-        ORDER BY t.session_id, turn, coalesce(t.ts_utc, t.result_ts_utc), t.line_no
-        """,
-        window_params,
-    )
-    store.duck.unregister("_tokaudit_turns")
-    tools = tools.with_columns(pl.int_range(pl.len()).over("session_id").alias("call_idx"))
+    if session_id is not None:
+        window, window_params = "session_id = ?", [session_id]
+    events = _arrow(store, f"SELECT * EXCLUDE (source_id) FROM session_events WHERE {window}", window_params)
+    calls = _calls(store, config, window, window_params, events)
+    tools = _tools(store, calls, window, window_params)
     sessions = _arrow(
         store,
         f"""
@@ -155,30 +96,178 @@ def load_frames(store: Store, *, config: Config | None = None, since: datetime |
         """,
         window_params,
     )
-    sessions = _session_totals(sessions, calls, tools)
-    tool_defs = _arrow(store, f"SELECT * EXCLUDE (source_id) FROM tool_defs WHERE session_id IN (SELECT session_id FROM sessions WHERE {window})", window_params)
-    events = _arrow(store, f"SELECT * EXCLUDE (source_id) FROM session_events WHERE session_id IN (SELECT session_id FROM sessions WHERE {window})", window_params)
-    return Frames(calls=calls, tools=tools, sessions=sessions, tool_defs=tool_defs, events=events)
+    tool_defs = _arrow(store, f"SELECT * EXCLUDE (source_id) FROM tool_defs WHERE {window}", window_params)
+    return Frames(calls=calls, tools=tools, sessions=_session_totals(sessions, calls, tools), tool_defs=tool_defs, events=events)
 
 
 def _session_window(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
-    clauses, params = ["TRUE"], []
+    """A WHERE clause keeping rows of sessions that started in [since, until)."""
+    clauses, params = [], []
     if since is not None:
         clauses.append("coalesce(started_at_utc, ended_at_utc) >= ?")
         params.append(since)
     if until is not None:
         clauses.append("coalesce(started_at_utc, ended_at_utc) < ?")
         params.append(until)
-    return " AND ".join(clauses), params
+    if not clauses:
+        return "TRUE", []
+    return f"session_id IN (SELECT session_id FROM sessions WHERE {' AND '.join(clauses)})", params
 
 
 def _arrow(store: Store, sql: str, params: list) -> pl.DataFrame:
-    table = store.duck.sql(sql, params=params or None).to_arrow_table()
-    return pl.from_arrow(table)  # type: ignore[return-value]
+    return pl.from_arrow(store.duck.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
+
+
+def _calls(store: Store, config: Config, window: str, window_params: list, events: pl.DataFrame) -> pl.DataFrame:
+    ctes, params, _ = _pricing_ctes(store, config, "UTC", None, None)
+    calls = _arrow(
+        store,
+        f"""
+        WITH {ctes}
+        SELECT c.session_id, hash(c.call_key) AS call_hash, c.ts_utc, c.model,
+               c.input_tokens, c.cache_read_tokens, c.cache_write_5m_tokens, c.cache_write_1h_tokens,
+               c.output_tokens, c.reasoning_tokens, c.input_total_tokens, c.is_aggregate, c.stop_reason,
+               coalesce(c.context_window_tokens, {DEFAULT_CONTEXT_WINDOW_SQL.replace("model", "c.model")}) AS context_window_tokens,
+               CAST(c.input_tokens * p.input_usd_per_token + c.cache_read_tokens * p.cache_read_usd_per_token
+                    + c.cache_write_5m_tokens * p.cache_write_5m_usd_per_token + c.cache_write_1h_tokens * p.cache_write_1h_usd_per_token
+                    + c.output_tokens * p.output_usd_per_token + c.web_search_requests * p.web_search_usd_per_request AS DOUBLE) AS cost_usd,
+               CAST(CASE WHEN c.input_total_tokens > 0 THEN
+                   (c.input_tokens * p.input_usd_per_token + c.cache_read_tokens * p.cache_read_usd_per_token
+                    + c.cache_write_5m_tokens * p.cache_write_5m_usd_per_token
+                    + c.cache_write_1h_tokens * p.cache_write_1h_usd_per_token) / c.input_total_tokens END AS DOUBLE) AS input_usd_per_token_eff,
+               CAST(p.output_usd_per_token AS DOUBLE) AS output_usd_per_token
+        FROM tiered AS c
+        LEFT JOIN prices AS p
+          ON p.model = c.model AND p.provider = coalesce(c.provider, '') AND p.price_day = c.price_day AND p.above_input_tokens = c.tier
+        WHERE {window.replace("session_id", "c.session_id", 1)}
+        ORDER BY c.session_id, c.ts_utc NULLS FIRST, c.line_no
+        """,
+        [*params, *window_params],
+    )
+    calls = calls.with_columns(
+        _index_within("session_id").alias("turn"),
+        (
+            pl.col("input_tokens")
+            + CACHE_READ_WEIGHT * pl.col("cache_read_tokens")
+            + CACHE_WRITE_5M_WEIGHT * pl.col("cache_write_5m_tokens")
+            + CACHE_WRITE_1H_WEIGHT * pl.col("cache_write_1h_tokens")
+            + OUTPUT_WEIGHT * pl.col("output_tokens")
+        ).alias("cost_equiv_tokens"),
+    )
+    return calls.with_columns(_segments(calls, events))
+
+
+def _index_within(column: str) -> pl.Expr:
+    """0-based position of each row within its run of equal ``column`` values (the frame is sorted by it)."""
+    row = pl.int_range(pl.len(), dtype=pl.Int64)
+    return row - row.min().over(pl.col(column).rle_id())
+
+
+def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
+    """For each request, how many compactions of its session happened at or before it."""
+    if events.is_empty() or "kind" not in events.columns:
+        return pl.Series("segment", [0] * calls.height, dtype=pl.Int64)
+    compactions = events.filter((pl.col("kind") == "compaction") & pl.col("ts_utc").is_not_null()).select("session_id", "ts_utc")
+    if compactions.is_empty():
+        return pl.Series("segment", [0] * calls.height, dtype=pl.Int64)
+    # Compactions are few: count them per request with a join on the sessions that have any.
+    keyed = calls.select(pl.int_range(pl.len()).alias("_row"), "session_id", "ts_utc").join(compactions, on="session_id", suffix="_c")
+    counts = keyed.group_by("_row").agg((pl.col("ts_utc_c") <= pl.col("ts_utc")).sum().alias("segment"))
+    full = pl.DataFrame({"_row": pl.int_range(calls.height, eager=True)}).join(counts, on="_row", how="left")
+    return full.sort("_row")["segment"].fill_null(0).cast(pl.Int64)
+
+
+def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) -> pl.DataFrame:
+    sig = ", ".join(f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS))
+    tools = _arrow(
+        store,
+        f"""
+        SELECT t.session_id, t.tool_call_id, hash(t.call_key) AS call_hash, coalesce(t.ts_utc, t.result_ts_utc) AS ts_utc,
+               CASE WHEN t.mcp_server IS NOT NULL THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) ELSE t.tool_name END
+                   AS tool_key,
+               t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
+               t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method,
+               coalesce(nullif(split_part(t.result_content_types, ',', 1), ''), 'text') AS content_type, t.is_error,
+               t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
+               coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
+               coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
+               {sig}
+        FROM ({tool_calls_sql()}) AS t
+        WHERE {window.replace("session_id", "t.session_id", 1)}
+        ORDER BY t.session_id, coalesce(t.ts_utc, t.result_ts_utc) NULLS FIRST, t.line_no
+        """,
+        [CONTINUATION, DIRECTIVES, *window_params],
+    )
+    tools = tools.with_columns(_index_within("session_id").alias("call_idx"))
+    tools = _attach_turns(tools, calls)
+    return _estimate_tokens(store, tools)
+
+
+def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
+    """The turn (and model) of the request that asked for each call; without one, the latest request before it."""
+    by_key = calls.select("call_hash", "turn", "model").unique("call_hash")
+    tools = tools.join(by_key, on="call_hash", how="left")
+    missing = tools.filter(pl.col("turn").is_null() & pl.col("ts_utc").is_not_null())
+    if not missing.is_empty():
+        timeline = calls.filter(pl.col("ts_utc").is_not_null()).select("session_id", pl.col("ts_utc").alias("_t"), "turn", "model").sort("_t")
+        found = (
+            missing.select("session_id", "tool_call_id", pl.col("ts_utc").alias("_t"))
+            .sort("_t")
+            .join_asof(timeline, on="_t", by="session_id", strategy="backward")
+            .select("session_id", "tool_call_id", pl.col("turn").alias("_turn"), pl.col("model").alias("_model"))
+        )
+        tools = tools.join(found, on=["session_id", "tool_call_id"], how="left").with_columns(
+            pl.coalesce(pl.col("turn"), pl.col("_turn")).alias("turn"), pl.coalesce(pl.col("model"), pl.col("_model")).alias("model")
+        ).drop("_turn", "_model")
+    return tools.with_columns(pl.col("turn").fill_null(-1)).sort("session_id", "call_idx")
+
+
+def _family(model: pl.Expr) -> pl.Expr:
+    m = model.str.to_lowercase()
+    return (
+        pl.when(model.is_null()).then(pl.lit("unknown"))
+        .when(m.str.contains("claude")).then(pl.lit("claude"))
+        .when(m.str.starts_with("gpt") | m.str.contains(r"^o[0-9]") | m.str.contains("codex")).then(pl.lit("openai"))
+        .when(m.str.contains("gemini")).then(pl.lit("gemini"))
+        .otherwise(pl.lit("other"))
+    )  # fmt: skip
+
+
+def _estimate_tokens(store: Store, tools: pl.DataFrame) -> pl.DataFrame:
+    """Argument and result tokens: the stored count, else the calibrated fit, else bytes/4 — with the method."""
+    fits = _arrow(store, "SELECT model_family, content_type, tokens_per_byte FROM token_fits", [])
+    tools = tools.with_columns(_family(pl.col("model")).alias("_family"))
+    if fits.is_empty():
+        tools = tools.with_columns(pl.lit(None, pl.Float64).alias("_tpb"), pl.lit(None, pl.String).alias("_fit"))
+    else:
+        specific = fits.rename({"model_family": "_family", "tokens_per_byte": "_tpb_c"})
+        general = fits.filter(pl.col("content_type") == ANY_CONTENT).select(pl.col("model_family").alias("_family"), pl.col("tokens_per_byte").alias("_tpb_a"))
+        tools = tools.join(specific, on=["_family", "content_type"], how="left").join(general, on="_family", how="left")
+        tools = tools.with_columns(
+            pl.coalesce(pl.col("_tpb_c"), pl.col("_tpb_a")).alias("_tpb"),
+            pl.when(pl.col("_tpb_c").is_not_null())
+            .then(pl.lit("calibrated:") + pl.col("_family") + "/" + pl.col("content_type"))
+            .when(pl.col("_tpb_a").is_not_null())
+            .then(pl.lit("calibrated:") + pl.col("_family") + f"/{ANY_CONTENT}")
+            .alias("_fit"),
+        ).drop("_tpb_c", "_tpb_a")
+    per_byte = 1.0 / HEURISTIC_BYTES_PER_TOKEN
+    bytes_est = (pl.col("result_bytes") * pl.coalesce(pl.col("_tpb"), pl.lit(per_byte))).round().cast(pl.Int64)
+    return tools.with_columns(
+        pl.coalesce(pl.col("args_tokens"), (pl.col("args_bytes") * per_byte).ceil().cast(pl.Int64)).alias("args_tokens"),
+        pl.when(pl.col("args_tokens").is_not_null()).then(pl.coalesce(pl.col("args_tokens_method"), pl.lit("reported")))
+        .when(pl.col("args_bytes").is_not_null()).then(pl.lit(f"heuristic:bytes/{HEURISTIC_BYTES_PER_TOKEN}"))
+        .alias("args_tokens_method"),
+        pl.coalesce(pl.col("result_tokens"), bytes_est).alias("result_tokens"),
+        pl.when(pl.col("result_tokens").is_not_null()).then(pl.coalesce(pl.col("result_tokens_method"), pl.lit("reported")))
+        .when(pl.col("result_bytes").is_null()).then(None)
+        .otherwise(pl.coalesce(pl.col("_fit"), pl.lit(f"heuristic:bytes/{HEURISTIC_BYTES_PER_TOKEN}")))
+        .alias("result_tokens_method"),
+    ).drop("_family", "_tpb", "_fit")  # fmt: skip
 
 
 def _session_totals(sessions: pl.DataFrame, calls: pl.DataFrame, tools: pl.DataFrame) -> pl.DataFrame:
-    """Add per-session totals, the main model and the cohort keys to the session rows."""
+    """Add per-session totals and the main model to the session rows."""
     per_call = calls.group_by("session_id").agg(
         pl.len().alias("requests"),
         pl.col("input_total_tokens").sum().alias("input_total_tokens"),

@@ -11,6 +11,7 @@ that has grown since the last run.
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -284,18 +285,31 @@ def split_mcp_name(tool_name: str) -> tuple[str | None, str | None]:
 
 RESULT_HEAD_CHARS = 400
 RESULT_TAIL_CHARS = 160
+SIG_BINS = 8
+SIG_HEAD_BYTES = 1024
+SIG_TAIL_BYTES = 256
+_EMPTY_BIN = 0xFFFFFFFF
 
 
-def result_features(data: bytes) -> dict[str, str]:
+def result_features(data: bytes) -> dict[str, Any]:
     """Bounded traces of a tool result that detectors compare without keeping the text.
 
     ``result_excerpt``: its first and last characters (continuation notices and
-    cursors sit at either end), with secrets redacted. Detectors mask digits and
-    ids in it to compare results (novelty) and look for continuation notices.
+    cursors sit at either end), with secrets redacted — what findings quote.
+
+    ``result_sig``: a one-permutation MinHash of its words (lowercased, digits
+    dropped, so "segment 3 of 20" and "segment 4 of 20" are the same words) over
+    its first KiB and last 256 bytes: word hashes (CRC-32) fall into 8 bins by
+    their low bits and each bin keeps its smallest. The share of equal bins
+    between two results estimates the Jaccard similarity of their word sets —
+    result novelty, compared column by column at audit time. An empty bin holds
+    ``0xFFFFFFFF``.
 
     Examples:
-        >>> result_features(b"Progress: segment 3/20 verified. Call again with segment_index=4")["result_excerpt"][:26]
-        'Progress: segment 3/20 ver'
+        >>> a = result_features(b"Progress: segment 3/20 verified. Call again with segment_index=4")
+        >>> b = result_features(b"Progress: segment 4/20 verified. Call again with segment_index=5")
+        >>> a["result_sig"] == b["result_sig"], a["result_excerpt"][:18]
+        (True, 'Progress: segment ')
         >>> len(result_features(b"x" * 100_000)["result_excerpt"])
         563
     """
@@ -307,4 +321,10 @@ def result_features(data: bytes) -> dict[str, str]:
         head = data[: RESULT_HEAD_CHARS * 4].decode("utf-8", "replace")[:RESULT_HEAD_CHARS]
         tail = data[-RESULT_TAIL_CHARS * 4 :].decode("utf-8", "replace")[-RESULT_TAIL_CHARS:]
         text = head + " … " + tail
-    return {"result_excerpt": redact(text)}
+    sample = data if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES else data[:SIG_HEAD_BYTES] + b" " + data[-SIG_TAIL_BYTES:]
+    mins = [_EMPTY_BIN] * SIG_BINS
+    for h in map(zlib.crc32, set(sample.lower().translate(None, b"0123456789").split())):
+        b = h & (SIG_BINS - 1)
+        if h < mins[b]:
+            mins[b] = h
+    return {"result_excerpt": redact(text), "result_sig": mins}

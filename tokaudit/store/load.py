@@ -40,7 +40,13 @@ _ARROW_TYPES = {
 
 def arrow_schema(table: sa.Table) -> pa.Schema:
     """The Arrow schema matching a store table's columns."""
-    return pa.schema([pa.field(c.name, _ARROW_TYPES[type(c.type)]) for c in table.columns])
+    return pa.schema([pa.field(c.name, _arrow_type(c.type)) for c in table.columns])
+
+
+def _arrow_type(sa_type: sa.types.TypeEngine) -> pa.DataType:
+    if isinstance(sa_type, sa.ARRAY):
+        return pa.list_(_ARROW_TYPES[type(sa_type.item_type)])
+    return _ARROW_TYPES[type(sa_type)]
 
 
 _SCHEMAS = {

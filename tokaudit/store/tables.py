@@ -23,6 +23,7 @@ Design notes:
 from __future__ import annotations
 
 from sqlalchemy import (
+    ARRAY,
     BigInteger,
     Boolean,
     Column,
@@ -157,9 +158,10 @@ tool_calls = Table(
     # call): reports count the call once, filling gaps from both records.
     Column("linked_source_id", BigInteger),
     Column("linked_tool_call_id", Text),
-    # Head and tail of the result, secrets redacted (ingest.base.result_features): what novelty,
-    # loop and notice detectors compare, and what findings quote.
+    # Head and tail of the result, secrets redacted (ingest.base.result_features): what notice
+    # detectors read and findings quote.
     Column("result_excerpt", Text),
+    Column("result_sig", ARRAY(BigInteger)),  # MinHash of the result's words, 8 bins (ingest.base.result_features)
     PrimaryKeyConstraint("source_id", "tool_call_id"),
 )
 

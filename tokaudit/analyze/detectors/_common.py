@@ -46,9 +46,8 @@ def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
             pl.col("billed_usd").sum().alias("billed_usd"),
             pl.col("billed_tokens").first().alias("first_billed_tokens"),
             pl.col("billed_usd").first().alias("first_billed_usd"),
-            pl.col("result_excerpt").drop_nulls().first().alias("first_excerpt"),
-            pl.col("result_excerpt").drop_nulls().last().alias("last_excerpt"),
-            pl.col("args_skeleton").drop_nulls().first().alias("skeleton"),
+            pl.col("tool_call_id").filter(pl.col("has_result")).first().alias("first_call"),
+            pl.col("tool_call_id").filter(pl.col("has_result")).last().alias("last_call"),
             pl.col("is_error").cast(pl.Int32).sum().alias("errors"),
             # The turn at which the run reached min_len calls: when an online guard would have fired.
             pl.col("turn").sort().get(pl.min_horizontal(pl.len() - 1, pl.lit(max(min_len - 1, 0)))).alias("fire_turn"),
@@ -86,9 +85,9 @@ def chain_finding(
         "args_tokens": run.get("args_tokens"),
         "result_tokens": run.get("result_tokens"),
         "mean_novelty": run.get("mean_novelty"),
-        "skeleton": run.get("skeleton"),
-        "first_result": run.get("first_excerpt"),
-        "last_result": run.get("last_excerpt"),
+        # Tool call ids of the first and last result; the audit quotes their excerpts (analyze.audit).
+        "first_call": run.get("first_call"),
+        "last_call": run.get("last_call"),
         "fire_turn": run.get("fire_turn"),
         **(extra or {}),
     }

@@ -3,7 +3,7 @@
 A run of calls to one tool with one argument skeleton whose arguments do change
 (a counter, page or cursor — ``counter_only``) **or** whose results read like
 continuation notices (``has_more``, ``next_cursor``, "page 3 of 9", "partial",
-"segment", "remaining" …), while the run's payload yield (new result tokens per
+"segment", "remaining" … — ``analyze.lexicon``), while the run's payload yield (new result tokens per
 billed token) stays below ``max_yield``. Fires on runs of ``min_len`` or more. The
 counter-only test needs no wording, so lexicon-free notices are still caught.
 False positives: small-page pagination and job polling (both return new content
@@ -22,11 +22,6 @@ from tokaudit.analyze.detectors._common import Context, chain_finding, run_group
 NAME = "continuation_loop"
 TITLE = "Continuation loop returning little (D5)"
 
-CONTINUATION = (
-    r"(?i)has_?more|next_?cursor|next_?page|page\s*\d+\s*(of|/)\s*\d+|\b\d+\s*/\s*\d+\b|progress|partial|remaining|"
-    r"segment|checkpoint|not yet|continu|more results|synchroni[sz]ed"
-)
-
 
 @dataclass(frozen=True)
 class Params:
@@ -35,12 +30,12 @@ class Params:
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
-    tools = context.tools.with_columns(pl.col("result_excerpt").str.contains(CONTINUATION).fill_null(False).alias("_marker"))
+    tools = context.tools.with_columns(pl.col("has_continuation").alias("_marker"))
     runs = run_groups(tools, "skel_run_id", params.min_len)
     if runs.is_empty():
         return []
     extra = tools.group_by("session_id", "skel_run_id").agg(
-        pl.col("args_sha256").n_unique().alias("distinct_args"), pl.col("_marker").mean().alias("marker_share")
+        pl.col("args_hash").n_unique().alias("distinct_args"), pl.col("_marker").mean().alias("marker_share")
     )
     runs = runs.join(extra, on=["session_id", "skel_run_id"]).with_columns(
         (pl.col("novel_tokens") / pl.max_horizontal(pl.col("billed_tokens"), pl.lit(1.0))).alias("run_yield")

@@ -30,7 +30,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     t = context.tools
     if t.is_empty():
         return []
-    t = t.with_columns((pl.col("tool_key") + "\x00" + pl.col("args_skeleton").fill_null("")).alias("_sig"))
+    t = t.with_columns(pl.struct("tool_key", "skel_hash").hash().alias("_sig"))
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     for period in (2, 3):
@@ -53,9 +53,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
             pl.col("billed_usd").sum().alias("billed_usd"),
             pl.col("billed_tokens").first().alias("first_billed_tokens"),
             pl.col("billed_usd").first().alias("first_billed_usd"),
-            pl.col("result_excerpt").drop_nulls().first().alias("first_excerpt"),
-            pl.col("result_excerpt").drop_nulls().last().alias("last_excerpt"),
-            pl.col("args_skeleton").drop_nulls().first().alias("skeleton"),
+            pl.col("tool_call_id").filter(pl.col("has_result")).first().alias("first_call"),
+            pl.col("tool_call_id").filter(pl.col("has_result")).last().alias("last_call"),
         ).filter(
             (pl.col("matched") >= period * (params.min_repetitions - 1))
             & (pl.col("tools") >= 2)

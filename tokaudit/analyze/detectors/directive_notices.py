@@ -1,7 +1,7 @@
 """D13 — directive notices in tool results (a weak signal).
 
 Results that tell the model to call again ("call … again", "resend", "increment",
-"do not abbreviate", "before answering" …), counted per session and tool. Fires
+"do not abbreviate", "before answering" … — ``analyze.lexicon``), counted per session and tool. Fires
 on ≥ ``min_hits``. Attackers can word notices without any of these phrases, so
 the combined verdict never needs this detector; it helps explain a chain the
 structural detectors found. False positives: API hints ("call with page=2").
@@ -19,12 +19,6 @@ from tokaudit.analyze.detectors._common import Context
 NAME = "directive_notices"
 TITLE = "Results instructing the model to call again (D13, weak)"
 
-DIRECTIVES = (
-    r"(?i)(call|invoke|run|query)\b[^.\n]{0,40}\b(again|once more)|re-?send|re-?submit|repeat the (call|request)|"
-    r"increment\b|do not (abbreviate|summari[sz]e|skip)|before answering|you must (call|invoke|continue)|"
-    r"continue (calling|with the next)|call (the )?next segment"
-)
-
 
 @dataclass(frozen=True)
 class Params:
@@ -35,10 +29,10 @@ def detect(context: Context, params: Params) -> list[Finding]:
     tools = context.tools
     if tools.is_empty():
         return []
-    hits = tools.filter(pl.col("result_excerpt").str.contains(DIRECTIVES).fill_null(False))
+    hits = tools.filter(pl.col("has_directive"))
     per = hits.group_by("session_id", "tool_key").agg(
         pl.len().alias("n"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
-        pl.col("result_excerpt").first().alias("example"),
+        pl.col("tool_call_id").first().alias("example_call"),
     ).filter(pl.col("n") >= params.min_hits)
     return [
         Finding(
@@ -46,7 +40,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             metric="directive_results", value=r["n"], threshold=f"≥ {params.min_hits} results", excess_tokens=None, excess_usd=None,
             tool_key=r["tool_key"],
             explanation=f"{r['n']} results of {r['tool_key']!r} instruct the model to call again or resend (wording-based, weak alone).",
-            evidence={"example": r["example"]},
+            evidence={"first_call": r["example_call"]},
         )
         for r in per.iter_rows(named=True)
     ]

@@ -61,9 +61,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
         )
         for s in per.iter_rows(named=True)
     ]
-    repeats = t.filter(pl.col("is_error")).group_by("session_id", "tool_key", "args_skeleton").agg(
+    repeats = t.filter(pl.col("is_error")).group_by("session_id", "tool_key", "skel_hash").agg(
         pl.len().alias("n"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
-        pl.col("billed_tokens").sum().alias("tokens"), pl.col("result_excerpt").drop_nulls().first().alias("excerpt"),
+        pl.col("billed_tokens").sum().alias("tokens"), pl.col("tool_call_id").first().alias("first_call"),
     ).filter(pl.col("n") >= params.min_repeats)
     for r in repeats.iter_rows(named=True):
         out.append(
@@ -72,7 +72,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 metric="repeated_failures", value=r["n"], threshold=f"≥ {params.min_repeats} failures of one call",
                 excess_tokens=int(r["tokens"] or 0), excess_usd=None, tool_key=r["tool_key"],
                 explanation=f"The same call to {r['tool_key']!r} (one argument skeleton) failed {r['n']} times.",
-                evidence={"skeleton": r["args_skeleton"], "error": r["excerpt"]},
+                evidence={"first_call": r["first_call"]},
             )
         )
     return out
