@@ -145,7 +145,7 @@ def _calls(store: Store, config: Config, window: str, window_params: list, event
         [*params, *window_params],
     )
     calls = calls.with_columns(
-        _index_within("session_id").alias("turn"),
+        _index_within(calls, "session_id").alias("turn"),
         (
             pl.col("input_tokens")
             + CACHE_READ_WEIGHT * pl.col("cache_read_tokens")
@@ -157,10 +157,10 @@ def _calls(store: Store, config: Config, window: str, window_params: list, event
     return calls.with_columns(_segments(calls, events))
 
 
-def _index_within(column: str) -> pl.Expr:
+def _index_within(frame: pl.DataFrame, column: str) -> pl.Series:
     """0-based position of each row within its run of equal ``column`` values (the frame is sorted by it)."""
-    row = pl.int_range(pl.len(), dtype=pl.Int64)
-    return row - row.min().over(pl.col(column).rle_id())
+    groups = frame.select(pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"), pl.col(column).rle_id().alias("_g"))
+    return groups.select(pl.col("_row") - pl.col("_row").min().over("_g")).to_series()
 
 
 def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
@@ -198,7 +198,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
         """,
         [CONTINUATION, DIRECTIVES, *window_params],
     )
-    tools = tools.with_columns(_index_within("session_id").alias("call_idx"))
+    tools = tools.with_columns(_index_within(tools, "session_id").alias("call_idx"))
     tools = _attach_turns(tools, calls)
     return _estimate_tokens(store, tools)
 

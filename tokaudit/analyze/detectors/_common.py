@@ -42,6 +42,7 @@ def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
             pl.col("result_tokens").sum().alias("result_tokens"),
             pl.col("novelty").mean().alias("mean_novelty"),
             (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("novel_tokens"),
+            (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("traffic_tokens"),
             pl.col("billed_tokens").sum().alias("billed_tokens"),
             pl.col("billed_usd").sum().alias("billed_usd"),
             pl.col("billed_tokens").first().alias("first_billed_tokens"),

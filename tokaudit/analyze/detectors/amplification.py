@@ -1,7 +1,7 @@
 """D2 — amplification and payload yield.
 
-Payload yield Y = Σ novelty·result tokens / Σ billed tokens over a session: how much
-new information the tools returned per token spent. Fires on ``Y < max_yield`` with
+Payload yield Y = Σ novelty·result tokens / Σ (argument + result tokens) over a
+session's tool calls: how much of what the tools put in the context was new. Fires on ``Y < max_yield`` with
 the session costing ≥ ``min_ratio`` × its cohort median (withheld or drip-fed
 payloads), and on a request whose output is ≥ ``min_out_in`` × its input with
 ≥ ``min_output_tokens`` output (reasoning bombs). False positives: generative tasks
@@ -23,7 +23,7 @@ TITLE = "Low payload yield at high cost; output far above input (D2)"
 
 @dataclass(frozen=True)
 class Params:
-    max_yield: float = 0.01
+    max_yield: float = 0.05
     min_ratio: float = 5.0
     min_out_in: float = 50.0
     min_output_tokens: int = 4000
@@ -34,11 +34,12 @@ def detect(context: Context, params: Params) -> list[Finding]:
     tools = context.tools
     if not tools.is_empty():
         per_session = tools.group_by("session_id").agg(
-            (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("novel_tokens")
+            (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("novel_tokens"),
+            (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("traffic_tokens"),
         )
         sessions = context.frames.sessions.join(per_session, on="session_id").join(context.baselines, on="session_id")
         sessions = sessions.with_columns(
-            (pl.col("novel_tokens") / (pl.col("input_total_tokens") + pl.col("output_tokens"))).alias("yield")
+            (pl.col("novel_tokens") / pl.max_horizontal(pl.col("traffic_tokens"), pl.lit(1))).alias("yield")
         ).filter((pl.col("yield") < params.max_yield) & (pl.col("cost_ratio") >= params.min_ratio))
         for s in sessions.iter_rows(named=True):
             out.append(
@@ -48,9 +49,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
                     threshold=f"< {params.max_yield} with cost ≥ {params.min_ratio}× cohort median",
                     excess_tokens=None, excess_usd=None,
                     explanation=(
-                        f"Only {s['yield']:.2%} of the {int(s['input_total_tokens'] + s['output_tokens']):,} tokens this session "
-                        f"was billed carried new tool output, while it cost {s['cost_ratio']:.1f}× its cohort's median: the tools "
-                        "returned little that was new per token spent (withheld or drip-fed payloads)."
+                        f"Only {s['yield']:.1%} of the {int(s['traffic_tokens']):,} tokens the tool calls put in the context was new "
+                        f"content, while the session cost {s['cost_ratio']:.1f}× its cohort's median: the tools returned little that "
+                        "was new per token spent (withheld or drip-fed payloads)."
                     ),
                 )
             )

@@ -26,7 +26,7 @@ TITLE = "Continuation loop returning little (D5)"
 @dataclass(frozen=True)
 class Params:
     min_len: int = 5
-    max_yield: float = 0.02
+    max_yield: float = 0.1
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -38,17 +38,19 @@ def detect(context: Context, params: Params) -> list[Finding]:
         pl.col("args_hash").n_unique().alias("distinct_args"), pl.col("_marker").mean().alias("marker_share")
     )
     runs = runs.join(extra, on=["session_id", "skel_run_id"]).with_columns(
-        (pl.col("novel_tokens") / pl.max_horizontal(pl.col("billed_tokens"), pl.lit(1.0))).alias("run_yield")
+        (pl.col("novel_tokens") / pl.max_horizontal(pl.col("traffic_tokens"), pl.lit(1.0))).alias("run_yield")
     )
-    runs = runs.filter(((pl.col("distinct_args") > 1) | (pl.col("marker_share") >= 0.5)) & (pl.col("run_yield") < params.max_yield))
+    runs = runs.filter((pl.col("distinct_args") > 1) & (pl.col("run_yield") < params.max_yield))
     findings = []
     for run in runs.iter_rows(named=True):
-        how = "arguments change only in a counter, page or cursor" if run["distinct_args"] > 1 else "results read like continuation notices"
+        how = "arguments change only in a counter, page or cursor" + (
+            " and the results read like continuation notices" if run["marker_share"] >= 0.5 else ""
+        )
         findings.append(
             chain_finding(
                 context, run, detector=NAME, metric="run_yield", value=run["run_yield"],
                 threshold=f"< {params.max_yield} over ≥ {params.min_len} calls",
-                what=f"A continuation loop: {how}, and only {run['run_yield']:.2%} of the tokens spent brought new result content.",
+                what=f"A continuation loop: {how}, and only {run['run_yield']:.1%} of the tokens the calls added to the context was new result content.",
                 extra={"distinct_args": run["distinct_args"], "continuation_marker_share": run["marker_share"]},
             )
         )

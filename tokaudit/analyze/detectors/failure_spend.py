@@ -2,7 +2,9 @@
 
 Per session, the requests from an error result of a tool up to (not including)
 its next success are failure spend. Fires when they make ≥ ``min_share`` of the
-session's billed tokens and ≥ ``min_tokens``; also when one call (same tool and
+session's billed tokens — and more than ``cohort_quantile`` of the analysed
+sessions of the same agent spent that way (errors are common; a high share is
+what is unusual) — and ≥ ``min_tokens``; also when one call (same tool and
 argument skeleton) fails ``min_repeats`` times. Catches REPAIR loops reported as
 errors, 429/5xx storms and broken tools. False positives: flaky test suites.
 """
@@ -24,6 +26,7 @@ TITLE = "Tokens spent on failing tool calls (D9)"
 class Params:
     min_share: float = 0.3
     min_tokens: int = 20_000
+    cohort_quantile: float = 0.99
     min_repeats: int = 3
 
 
@@ -44,9 +47,13 @@ def detect(context: Context, params: Params) -> list[Finding]:
         pl.col("tool_key").mode().first().alias("tool_key"),
         pl.len().alias("calls"),
     )
-    sessions = context.frames.sessions.select("session_id", (pl.col("input_total_tokens") + pl.col("output_tokens")).alias("billed"))
-    per = per.join(sessions, on="session_id").filter(
-        (pl.col("failure_tokens") >= params.min_tokens) & (pl.col("failure_tokens") >= params.min_share * pl.col("billed"))
+    sessions = context.frames.sessions.select("session_id", "agent", (pl.col("input_total_tokens") + pl.col("output_tokens")).alias("billed"))
+    per = sessions.join(per, on="session_id", how="left").with_columns(
+        (pl.col("failure_tokens").fill_null(0) / pl.max_horizontal(pl.col("billed"), pl.lit(1))).alias("share")
+    )
+    per = per.with_columns(pl.col("share").quantile(params.cohort_quantile).over("agent").alias("_cohort"))
+    per = per.filter(
+        (pl.col("failure_tokens") >= params.min_tokens) & (pl.col("share") >= params.min_share) & (pl.col("share") > pl.col("_cohort"))
     )
     out = [
         Finding(

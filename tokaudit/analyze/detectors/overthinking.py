@@ -1,7 +1,8 @@
 """D10 — reasoning overthinking: a request that thinks far more than the model usually does.
 
-Reasoning tokens (output tokens when reasoning is not reported separately) of a
-request against the median of the same model over the analysed sessions. Fires
+Reasoning tokens of a request — when not reported separately, its output minus
+the arguments of the tool calls it made (a large file write is output, not
+thought) — against the median of the same model over the analysed sessions. Fires
 on ≥ ``min_times_median`` × that median and ≥ ``min_tokens``. Catches decoy
 problems planted in tool results (OverThink), reasoning bombs and sponge
 prompts; notes whether the request followed a tool result. False positives:
@@ -29,8 +30,10 @@ class Params:
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
-    calls = context.frames.calls.filter(~pl.col("is_aggregate")).with_columns(
-        pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).alias("_think")
+    args_per_turn = context.tools.group_by("session_id", "turn").agg(pl.col("args_tokens").sum().alias("_args"))
+    calls = context.frames.calls.filter(~pl.col("is_aggregate")).join(args_per_turn, on=["session_id", "turn"], how="left")
+    calls = calls.with_columns(
+        pl.coalesce(pl.col("reasoning_tokens"), pl.max_horizontal(pl.lit(0), pl.col("output_tokens") - pl.col("_args").fill_null(0))).alias("_think")
     )
     if calls.is_empty():
         return []

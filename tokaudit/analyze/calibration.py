@@ -1,0 +1,75 @@
+"""Calibrating detector thresholds on benign sessions.
+
+The defaults are starting points. An operator's own agents, tools and tasks set
+what "unusually long" means, so each threshold can be re-fitted on a reference
+store the operator believes benign: the detectors run with permissive settings,
+each session's largest value of the calibrated metric is collected (0 when the
+detector did not fire), and the threshold is set just above the ``1 − fpr``
+quantile of those values — so at most ``fpr`` of the reference sessions would
+fire. Attacks are never used to set a threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from tokaudit.analyze.audit import build_context, run_detectors
+from tokaudit.analyze.detectors import resolve_params
+from tokaudit.analyze.frames import Frames
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One calibrated threshold: which parameter, how to read its metric from a finding, the permissive setting."""
+
+    detector: str
+    param: str
+    permissive: dict[str, Any]
+    metric: str  # "value" (the finding's value) or an evidence key
+    integer: bool
+
+
+KNOBS = (
+    Knob("same_tool_chain", "min_len", {"min_len": 2}, "value", True),
+    Knob("near_duplicates", "min_len", {"min_len": 2}, "value", True),
+    Knob("continuation_loop", "min_len", {"min_len": 2}, "calls", True),
+    Knob("payload_withholding", "min_len", {"min_len": 2}, "calls", True),
+    Knob("argument_inflation", "min_args_tokens", {"min_args_tokens": 1}, "value", True),
+    Knob("cycles", "min_repetitions", {"min_repetitions": 2}, "value", True),
+    Knob("overthinking", "min_times_median", {"min_times_median": 1.0, "min_tokens": 0}, "value", False),
+)
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def calibrate_thresholds(frames: Frames, *, fpr: float = 0.0025, base: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """``[detectors.NAME]`` settings that make each calibrated detector fire on at most ``fpr`` of these sessions.
+
+    ``frames`` should hold benign sessions only. ``base`` is the configuration
+    the result is merged into (thresholds not calibrated here are kept).
+    """
+    overrides: dict[str, dict[str, Any]] = {name: dict(table) for name, table in (base or {}).items()}
+    for knob in KNOBS:
+        overrides.setdefault(knob.detector, {}).update(knob.permissive)
+    context = build_context(frames)
+    findings, _ = run_detectors(context, resolve_params(overrides), only={k.detector for k in KNOBS})
+    sessions = frames.sessions["session_id"].to_list()
+    out: dict[str, dict[str, Any]] = {name: dict(table) for name, table in (base or {}).items()}
+    for knob in KNOBS:
+        largest = dict.fromkeys(sessions, 0.0)
+        for f in findings:
+            if f.detector != knob.detector or f.session_id not in largest:
+                continue
+            value = f.value if knob.metric == "value" else f.evidence.get(knob.metric, 0)
+            largest[f.session_id] = max(largest[f.session_id], float(value or 0))
+        q = _quantile(list(largest.values()), 1 - fpr)
+        threshold: float = math.floor(q) + 1 if knob.integer else q * 1.0001 + 1e-9
+        out.setdefault(knob.detector, {})[knob.param] = int(threshold) if knob.integer else float(threshold)
+    return out
