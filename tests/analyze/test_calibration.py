@@ -1,0 +1,34 @@
+"""Thresholds calibrated on benign sessions stay quiet on them and still catch a loop."""
+
+from __future__ import annotations
+
+from tests.analyze.framegen import Session, benign, frames
+from tests.analyze.test_detectors import counter_loop
+from tokaudit.analyze.audit import build_context, run_detectors
+from tokaudit.analyze.calibration import KNOBS, calibrate_thresholds
+from tokaudit.analyze.detectors import resolve_params
+
+
+def batch_edits(n: int) -> list[Session]:
+    """Benign sessions with long runs of one tool (the hard negative that sets chain thresholds)."""
+    out = []
+    for i in range(n):
+        s = Session(f"claude-code:batch-{i}")
+        for k in range(10 + i % 5):
+            s.turn(tools=[("Edit", f'{{"file_path":"/src/f{k}.py","old":"a{k}","new":"b{k}"}}', f"edited /src/f{k}.py")])
+        out.append(s)
+    return out
+
+
+def test_calibrated_thresholds_clear_the_benign_reference_and_keep_catching_loops():
+    reference = benign(40) + batch_edits(20)
+    thresholds = calibrate_thresholds(frames(*reference), fpr=0.0)
+    assert {k.detector for k in KNOBS} <= set(thresholds)
+    assert thresholds["same_tool_chain"]["min_len"] > 14  # the longest benign Edit run is 14 calls
+    params = resolve_params(thresholds)
+    quiet = build_context(frames(*reference))
+    findings, _ = run_detectors(quiet, params, only={k.detector for k in KNOBS})
+    assert not findings
+    loud = build_context(frames(*reference, counter_loop(steps=40, sequence_len=600)))
+    findings, _ = run_detectors(loud, params, only={k.detector for k in KNOBS})
+    assert {f.session_id for f in findings} == {"claude-code:attack"}

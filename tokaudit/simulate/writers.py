@@ -1,0 +1,215 @@
+"""Writing simulated sessions in real log formats: Claude Code JSONL and MCP JSON-RPC transcripts.
+
+The only I/O of the simulator. Line builders (``claude_lines``,
+``mcp_lines``) are pure and return encoded lines; ``write_session`` puts them
+on disk:
+
+* ``<out>/projects/<encoded-cwd>/<sessionId>.jsonl`` — the main transcript
+  (one line per content block, each repeating ``message.id``, ``requestId``
+  and the request's final usage; tool results as ``user`` lines with
+  ``toolUseResult``; ``compact_boundary`` system lines);
+* ``<out>/projects/<encoded-cwd>/<sessionId>/subagents/agent-<id>.jsonl`` and
+  ``agent-<id>.meta.json`` for subagents (``isSidechain`` true, the parent's
+  ``sessionId``, their own ``agentId``);
+* ``<out>/mcp/<server>/<connection>.jsonl`` — the server side of every MCP
+  connection in the ``mcp-jsonrpc`` envelope format (``tokaudit.ingest.
+  mcp_jsonrpc``): ``connection-opened``, ``initialize``, ``tools/list``, one
+  ``tools/call`` request/response pair per call (same arguments bytes and
+  result text as the Claude log, timestamps within a second), a
+  ``notifications/tools/list_changed`` and a new listing when the surface
+  changes, ``connection-closed``.
+
+Every line is compact JSON (``msgspec``; ``separators=(",", ":")`` in effect),
+which is also what ccusage needs to read it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from tokaudit.simulate.agent import UI_TEXT_CHARS
+from tokaudit.simulate.model import Block, Compaction, McpCall, McpListing, McpServer, Prompt, Request, Sim, SubagentRun, ToolResult
+from tokaudit.simulate.text import iso_ms, uuid4
+
+_encode = msgspec.json.encode
+MCP_PROTOCOL = "2025-11-25"
+
+
+def encode_cwd(cwd: str) -> str:
+    """The project folder name Claude Code uses for a working directory.
+
+    Examples:
+        >>> encode_cwd("/home/dev/web_app.v2")
+        '-home-dev-web-app-v2'
+    """
+    return re.sub(r"[^A-Za-z0-9-]", "-", cwd)
+
+
+def _usage(req: Request) -> dict[str, Any]:
+    u = req.usage
+    return {
+        "input_tokens": u.input_tokens,
+        "cache_creation_input_tokens": u.cache_write_5m_tokens + u.cache_write_1h_tokens,
+        "cache_read_input_tokens": u.cache_read_tokens,
+        "cache_creation": {"ephemeral_5m_input_tokens": u.cache_write_5m_tokens, "ephemeral_1h_input_tokens": u.cache_write_1h_tokens},
+        "output_tokens": u.output_tokens,
+        "service_tier": "standard",
+    }
+
+
+def _block(block: Block) -> dict[str, Any]:
+    if block.kind == "thinking":
+        return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+    if block.kind == "text":
+        return {"type": "text", "text": block.text}
+    use = block.tool
+    assert use is not None
+    return {"type": "tool_use", "id": use.id, "name": use.name, "input": msgspec.Raw(use.input_json)}
+
+
+def claude_lines(sim: Sim, slug: str) -> list[bytes]:
+    """The transcript lines of one session (or subagent) in Claude Code's shape."""
+    spec = sim.spec
+    ids = random.Random(f"{spec.session_uuid}:{sim.agent.agent_id if sim.agent else 'main'}:lines")
+    base: dict[str, Any] = {"isSidechain": sim.agent is not None, "userType": "external", "cwd": spec.cwd, "sessionId": spec.session_uuid,
+                            "version": spec.version, "gitBranch": spec.git_branch}  # fmt: skip
+    if sim.agent is not None:
+        base["agentId"] = sim.agent.agent_id
+    out: list[bytes] = []
+    parent: str | None = None
+    tool_line: dict[str, str] = {}  # tool_use id -> uuid of the line that asked for it
+    first_prompt = True
+    for event in sim.events:
+        if isinstance(event, Request):
+            msg_common = {"model": event.model, "id": event.message_id, "type": "message", "role": "assistant"}
+            usage = _usage(event)
+            for block in event.blocks:
+                uid = uuid4(ids)
+                message = {**msg_common, "content": [_block(block)], "stop_reason": event.stop_reason, "stop_sequence": None, "usage": usage}
+                line = {"parentUuid": parent, **base, "slug": slug, "message": message, "requestId": event.request_id, "type": "assistant",
+                        "uuid": uid, "timestamp": iso_ms(block.line_ms)}  # fmt: skip
+                out.append(_encode(line))
+                parent = uid
+                if block.tool is not None:
+                    tool_line[block.tool.id] = uid
+        elif isinstance(event, ToolResult):
+            uid = uuid4(ids)
+            use = event.tool_use
+            content: Any = [{"type": "text", "text": event.text}] if event.as_blocks else event.text
+            result: dict[str, Any] = {"tool_use_id": use.id, "type": "tool_result", "content": content}
+            if event.is_error:
+                result["is_error"] = True
+            tur = event.tool_use_result
+            if tur is None:
+                # MCP results: Claude Code repeats the content blocks (UI data; cut like agent._ui).
+                ui = event.text[:UI_TEXT_CHARS]
+                tur = [{"type": "text", "text": ui}] if event.as_blocks else ui
+                if event.is_error and not ui.startswith("Error"):
+                    tur = f"Error: {ui}"
+            source = tool_line.get(use.id)
+            line = {"parentUuid": source or parent, **base, "slug": slug, "type": "user", "message": {"role": "user", "content": [result]},
+                    "uuid": uid, "timestamp": iso_ms(event.ts_ms), "toolUseResult": tur, "sourceToolAssistantUUID": source}  # fmt: skip
+            out.append(_encode(line))
+            parent = uid
+        elif isinstance(event, Prompt):
+            uid = uuid4(ids)
+            line = {"parentUuid": parent, **base, "type": "user", "message": {"role": "user", "content": event.text}, "uuid": uid,
+                    "timestamp": iso_ms(event.ts_ms)}  # fmt: skip
+            if event.kind == "compact_summary":
+                line["isVisibleInTranscriptOnly"] = True
+                line["isCompactSummary"] = True
+            out.append(_encode(line))
+            if first_prompt and sim.agent is None:
+                # Claude Code snapshots tracked files right after the first prompt (skipped by readers).
+                snap = {"type": "file-history-snapshot", "messageId": uid,
+                        "snapshot": {"messageId": uid, "trackedFileBackups": {}, "timestamp": iso_ms(event.ts_ms + 11)}, "isSnapshotUpdate": False}  # fmt: skip
+                out.append(_encode(snap))
+            first_prompt = False
+            parent = uid
+        elif isinstance(event, Compaction):
+            uid = uuid4(ids)
+            line = {"parentUuid": None, "logicalParentUuid": parent, **base, "type": "system", "subtype": "compact_boundary",
+                    "content": "Conversation compacted", "isMeta": False, "timestamp": iso_ms(event.ts_ms), "uuid": uid, "level": "info",
+                    "compactMetadata": {"trigger": "auto", "preTokens": event.pre_tokens}}  # fmt: skip
+            out.append(_encode(line))
+            parent = uid
+        elif isinstance(event, SubagentRun):
+            continue  # written to its own file
+    return out
+
+
+def _envelope(ts_ms: int, direction: str | None, server: McpServer, message: Any = None, **extra: Any) -> bytes:
+    obj: dict[str, Any] = {"timestamp": iso_ms(ts_ms)}
+    if direction:
+        obj["direction"] = direction
+    obj["server"] = server.name
+    obj["connection"] = server.connection
+    if message is not None:
+        obj["message"] = message
+    obj.update(extra)
+    return _encode(obj)
+
+
+def mcp_lines(server: McpServer, client_version: str) -> list[bytes]:
+    """One MCP connection as a recorded transcript (client's view of the pipe)."""
+    c2s, s2c = "client_to_server", "server_to_client"
+    t0 = server.opened_ms
+    out = [_envelope(t0, None, server, event="connection-opened")]
+    out.append(_envelope(t0 + 5, c2s, server, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                               "params": {"protocolVersion": MCP_PROTOCOL, "capabilities": {"roots": {}},
+                                                          "clientInfo": {"name": "claude-code", "version": client_version}}}))  # fmt: skip
+    out.append(_envelope(t0 + 25, s2c, server, {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": MCP_PROTOCOL,
+                                                "capabilities": {"tools": {"listChanged": True}}, "serverInfo": {"name": server.name, "version": server.version}}}))  # fmt: skip
+    out.append(_envelope(t0 + 27, c2s, server, {"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    next_id = 1
+    for record in sorted(server.records, key=lambda r: r.request_ms if isinstance(r, McpCall) else r.ts_ms):
+        rid = next_id
+        next_id += 1
+        if isinstance(record, McpListing):
+            t = record.ts_ms
+            if record.changed:
+                out.append(_envelope(t, s2c, server, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+                t += 3
+            out.append(_envelope(t + 1, c2s, server, {"jsonrpc": "2.0", "id": rid, "method": "tools/list"}))
+            out.append(_envelope(t + 12, s2c, server, {"jsonrpc": "2.0", "id": rid, "result": {"tools": record.tools}}))
+        else:
+            params = {"name": record.tool, "arguments": msgspec.Raw(record.input_json)}
+            out.append(_envelope(record.request_ms, c2s, server, {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}))
+            result = {"content": [{"type": "text", "text": record.text}], "isError": record.is_error}
+            out.append(_envelope(record.response_ms, s2c, server, {"jsonrpc": "2.0", "id": rid, "result": result}))
+    if server.closed_ms is not None:
+        out.append(_envelope(server.closed_ms, None, server, event="connection-closed", exit_code=0))
+    return out
+
+
+def write_lines(path: Path, lines: list[bytes]) -> int:
+    """Write lines (newline-terminated) to ``path``, making folders; returns bytes written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = b"\n".join(lines) + b"\n"
+    path.write_bytes(data)
+    return len(data)
+
+
+def write_session(out: Path, sim: Sim, slug: str) -> dict[str, Any]:
+    """Write one session's transcript, its subagents' transcripts and its MCP transcripts; returns their paths."""
+    project = encode_cwd(sim.spec.cwd)
+    main = out / "projects" / project / f"{sim.spec.session_uuid}.jsonl"
+    written = write_lines(main, claude_lines(sim, slug))
+    paths: dict[str, Any] = {"transcript": str(main.relative_to(out)), "subagents": [], "mcp": []}
+    for run in sim.subagents:
+        folder = out / "projects" / project / sim.spec.session_uuid / "subagents"
+        sub = folder / f"agent-{run.agent_id}.jsonl"
+        written += write_lines(sub, claude_lines(run.sim, slug))
+        (folder / f"agent-{run.agent_id}.meta.json").write_text(_encode({"agentType": run.agent_type}).decode() + "\n", encoding="utf-8")
+        paths["subagents"].append(str(sub.relative_to(out)))
+    for server in sim.servers.values():
+        path = out / "mcp" / server.name / f"{server.connection}.jsonl"
+        written += write_lines(path, mcp_lines(server, sim.spec.version))
+        paths["mcp"].append(str(path.relative_to(out)))
+    paths["bytes"] = written
+    return paths
