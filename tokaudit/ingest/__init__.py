@@ -22,6 +22,7 @@ _MODULES = {
     "generic": "tokaudit.ingest.generic",
     "mcp-jsonrpc": "tokaudit.ingest.mcp_jsonrpc",
     "mcp-desktop": "tokaudit.ingest.mcp_desktop",
+    "otel": "tokaudit.ingest.otel",
     "openhands": "tokaudit.ingest.openhands",
     "openhands-eval": "tokaudit.ingest.openhands_eval",
     "swe-agent": "tokaudit.ingest.swe_agent",

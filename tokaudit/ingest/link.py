@@ -5,10 +5,11 @@ hold the same ``tools/call``, the call must be counted once. After every
 ingest that wrote rows, each MCP-side call not yet linked is matched to an
 agent-side call:
 
-1. by id: the agent's call id equals the MCP record's (``protocol_call_id``);
-2. else by tool and time: same MCP tool name (and same server when both name
-   one), timestamps at most ``WINDOW_S`` apart; each record is used once, the
-   nearest pair first.
+candidates have the same MCP tool name (and the same server when both name
+one) and timestamps at most ``WINDOW_S`` apart; among them a pair whose call
+ids agree (the agent's id equals the MCP record's ``protocol_call_id``) comes
+first, then the nearest in time; each record is used once. Ids alone are never
+enough: JSON-RPC ids such as ``3`` repeat in every MCP connection.
 
 A linked MCP record keeps its row (nothing is deleted) and points at the
 agent's (``linked_source_id``, ``linked_tool_call_id``); reports read
@@ -41,9 +42,8 @@ pairs AS (
            CASE WHEN m.protocol_call_id IS NOT NULL AND m.protocol_call_id = a.call_id THEN 0
                 ELSE 1 + abs(epoch_ms(m.ts_utc) - epoch_ms(a.ts_utc)) END AS distance
     FROM mcp AS m JOIN agent AS a
-      ON (m.protocol_call_id IS NOT NULL AND m.protocol_call_id = a.call_id)
-      OR (m.tool = a.tool AND (m.mcp_server IS NULL OR a.mcp_server IS NULL OR m.mcp_server = a.mcp_server)
-          AND abs(epoch_ms(m.ts_utc) - epoch_ms(a.ts_utc)) <= {WINDOW_S * 1000})
+      ON m.tool = a.tool AND (m.mcp_server IS NULL OR a.mcp_server IS NULL OR m.mcp_server = a.mcp_server)
+     AND abs(epoch_ms(m.ts_utc) - epoch_ms(a.ts_utc)) <= {WINDOW_S * 1000}
 ),
 ranked AS (
     SELECT *, row_number() OVER (PARTITION BY m_source, m_call ORDER BY distance, a_source, a_call) AS m_rank,
