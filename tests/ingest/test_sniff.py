@@ -67,3 +67,14 @@ def test_first_line_longer_than_the_sniff_window(tmp_path, store):
 def test_codex_prefix_fallback():
     head = b'{"timestamp":"2026-03-10T10:00:00.000Z","type":"session_meta","payload":{"instructions":"' + b"x" * SNIFF_BYTES
     assert sniff_format(head) == "codex"
+
+
+def test_every_shared_sample_ingests_without_problems(samples, store):
+    """The real logs hold no defective lines; the JSON reports beside them are not logs (skipped, counted)."""
+    from tokaudit.ingest.runner import ingest_paths
+
+    summary = ingest_paths(store, [samples], workers=1)
+    assert summary.lines_problem == 0 and summary.files_failed == 0
+    assert summary.files_not_a_log == len(list((samples / "expected-ccusage").glob("*.json")))
+    formats = dict(store.duck.execute("SELECT format, count(*) FROM sources GROUP BY ALL").fetchall())
+    assert formats == {"claude-code": 5, "codex": 4, "openhands": 2, "openhands-eval": 1, "swe-agent": 3}

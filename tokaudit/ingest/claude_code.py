@@ -163,8 +163,13 @@ _PREFIX = re.compile(rb'^\{\s*"(?:type"\s*:\s*"(?:file-history-snapshot|summary|
 
 
 def sniff_prefix(first: bytes) -> bool:
-    """True when the first bytes of an over-long first line look like a Claude Code line."""
-    return bool(_PREFIX.match(first)) or (b'"sessionId"' in first and b'"payload"' not in first)
+    """True when the first bytes of an over-long first line look like a Claude Code line.
+
+    Only the first line counts: a pretty-printed JSON report that mentions ``"sessionId"``
+    further down (ccusage's own output, say) is not a transcript.
+    """
+    line = first.split(b"\n", 1)[0]
+    return bool(_PREFIX.match(line)) or (line.startswith(b"{") and b'"sessionId"' in line and b'"payload"' not in line)
 
 
 @lru_cache(maxsize=256)

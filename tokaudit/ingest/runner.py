@@ -11,6 +11,8 @@ Per file, one of:
 * whole-document formats (a trajectory that is one JSON value, ``WHOLE_FILE``
   in the format module) cannot be resumed mid-way: a changed one is replaced.
   Their unit of line accounting is the document: one "line" per file;
+* **not a log** — a ``.json`` file no format recognises (log folders hold other
+  JSON too): counted in the summary, nothing stored, looked at again next run;
 * **failed** — cannot be opened or its format is not recognised: recorded as a
   file-level problem (line 0), the run goes on, and the next run tries it again.
 
@@ -42,6 +44,9 @@ from tokaudit.redact import excerpt
 GROUP_FILES = 200
 GROUP_ROWS = 250_000
 WORKER_CHUNK_FILES = 25
+# A file with one of these suffixes that no format recognises is skipped as not a log (counted, not a
+# problem): JSON documents sit beside logs everywhere. Other unrecognised files are problems.
+NOT_A_LOG_SUFFIXES = (".json",)
 # A whole-document log (WHOLE_FILE formats) is decoded in one piece; bigger ones are refused.
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 MAX_SUMMARY_PROBLEMS = 1000  # all problems are stored; the summary lists the first ones
@@ -78,6 +83,7 @@ class FileOutcome:
     pending_bytes: int = 0
     result: ParseResult = field(default_factory=ParseResult)
     failed: bool = False
+    not_a_log: bool = False  # an unrecognised .json file: counted, nothing stored
     # Row counts, kept when the rows themselves move into Arrow tables (store.load.build_batch).
     n_sessions: int = 0
     n_llm_calls: int = 0
@@ -103,6 +109,9 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int) -
             head = f.read(SNIFF_BYTES)
             fmt = forced_format or work.format or sniff_format(head)
             if fmt is None:
+                if work.path.endswith(NOT_A_LOG_SUFFIXES) and work.source_id is None:
+                    # Log folders hold other JSON too (configs, reports, metadata): not a problem, counted.
+                    return FileOutcome(work=work, format="unknown", not_a_log=True)
                 return _failed(work, "unknown-format", "not a log format tokaudit knows (use --format to force one)")
             module = get_format(fmt)
             state = work.state
@@ -291,9 +300,10 @@ def ingest_files(
         store.duck.execute("SET checkpoint_threshold = '1GB'")
         store.duck.execute("SET memory_limit = '256MB'")
     for batch in _batches(works, forced_format, max_line_bytes, workers):
-        write_batch(store, batch)
-        _count(summary, batch.outcomes)
-        done += len(batch.outcomes)
+        if batch.outcomes:
+            write_batch(store, batch)
+        _count(summary, batch.outcomes + batch.not_logs)
+        done += len(batch.outcomes) + len(batch.not_logs)
         if on_progress:
             on_progress(done, len(files))
     if works:
@@ -347,6 +357,9 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
 def _count(summary: IngestSummary, outcomes: list[FileOutcome]) -> None:
     for o in outcomes:
         s, r = summary, o.result
+        if o.not_a_log:
+            s.files_not_a_log += 1
+            continue
         if o.failed:
             s.files_failed += 1
         else:

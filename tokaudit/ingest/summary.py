@@ -18,6 +18,7 @@ class IngestSummary:
     files_replaced: int = 0
     files_unchanged: int = 0
     files_failed: int = 0
+    files_not_a_log: int = 0  # .json files no format recognises (skipped, not problems)
     lines_read: int = 0
     lines_ok: int = 0
     lines_skipped: int = 0
@@ -39,6 +40,7 @@ class IngestSummary:
                 "replaced": self.files_replaced,
                 "unchanged": self.files_unchanged,
                 "failed": self.files_failed,
+                "not_a_log": self.files_not_a_log,
             },
             "lines": {
                 "read": self.lines_read,

@@ -42,7 +42,8 @@ def ingest_summary_lines(summary: IngestSummary) -> list[str]:
     f = summary
     lines = [
         f"files: {f.files_new} new, {f.files_grown} grown, {f.files_replaced} replaced, "
-        f"{f.files_unchanged} unchanged, {f.files_failed} failed",
+        f"{f.files_unchanged} unchanged, {f.files_failed} failed"
+        + (f", {f.files_not_a_log} .json not a log (skipped)" if f.files_not_a_log else ""),
         f"lines: {f.lines_read:,} read = {f.lines_ok:,} used + {f.lines_skipped:,} skipped by rule + {f.lines_problem:,} problems"
         + (f"; {f.lines_pending} partial last line(s) left for the next run" if f.lines_pending else ""),
     ]

@@ -9,6 +9,7 @@ Python with the same rules the parsers use, then written back.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import operator
 from collections.abc import Callable
@@ -81,10 +82,16 @@ class FileBatch:
 
     outcomes: list[FileOutcome]
     tables: dict[str, pa.Table]
+    not_logs: list[FileOutcome] = dataclasses.field(default_factory=list)  # counted, nothing written
 
 
 def build_batch(outcomes: list[FileOutcome]) -> FileBatch:
-    """Move the outcomes' rows into Arrow tables (the outcomes keep their counts and problems)."""
+    """Move the outcomes' rows into Arrow tables (the outcomes keep their counts and problems).
+
+    Files found not to be logs are kept for counting but store nothing.
+    """
+    not_logs = [o for o in outcomes if o.not_a_log]
+    outcomes = [o for o in outcomes if not o.not_a_log]
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in _SCHEMAS}
     for idx, o in enumerate(outcomes):
         r = o.result
@@ -105,7 +112,7 @@ def build_batch(outcomes: list[FileOutcome]) -> FileBatch:
             )
         r.sessions, r.llm_calls, r.tool_calls, r.tool_defs, r.events = {}, {}, {}, {}, {}
     tables = {name: to_arrow(items, _SCHEMAS[name]) for name, items in rows.items() if items}
-    return FileBatch(outcomes, tables)
+    return FileBatch(outcomes, tables, not_logs)
 
 
 def to_arrow(items: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
