@@ -4,7 +4,9 @@ A session is flagged when a structural chain detector fired — near-duplicate
 calls (D4), a continuation loop (D5), argument inflation (D6) or a cycle (D15);
 payload withholding (D14) counts only beside one of those, since job polling
 has its shape — **and** the session cost at least ``min_cost_ratio`` × its cohort
-median; or when its cost alone is a blowup (D1); or on reasoning overthinking (D10). Directive wording (D13) is never needed: it
+median; or when its cost alone is a blowup (D1); or on reasoning overthinking (D10);
+or when a server changed its tool definitions mid-session (D12) and the session
+then paid for cache misses (D8) or cost ≥ ``min_cost_ratio`` × its cohort. Directive wording (D13) is never needed: it
 only enriches the explanation. The explanation names the tool and server the
 chain ran through and whether that server's tool surface changed (D12).
 """
@@ -60,6 +62,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
             reasons.append("cost")
         if "overthinking" in names:
             reasons.append("overthinking")
+        surface_changed = any(f.detector == "tool_surface_change" and f.metric == "definition_versions" for f in found)
+        if surface_changed and ("cache_miss_spend" in names or (ratio is not None and ratio >= params.min_cost_ratio)):
+            reasons.append("tool surface")
         if not reasons:
             continue
         chain = max(structural, key=lambda f: f.excess_tokens or 0) if structural else None

@@ -2,7 +2,9 @@
 
 Reasoning tokens of a request — when not reported separately, its output minus
 the arguments of the tool calls it made (a large file write is output, not
-thought) — against the median of the same model over the analysed sessions. Fires
+thought) — against the median of the same model over the analysed sessions; by
+default only requests that read a tool result are compared, with each other
+(decoys arrive in results; hard thinking on a user's prompt is not suspicious). Fires
 on ≥ ``min_times_median`` × that median and ≥ ``min_tokens``. Catches decoy
 problems planted in tool results (OverThink), reasoning bombs and sponge
 prompts; notes whether the request followed a tool result. False positives:
@@ -27,6 +29,9 @@ class Params:
     min_times_median: float = 8.0
     min_tokens: int = 3000
     min_model_requests: int = 20  # fewer requests of a model than this: no median to compare with
+    # Decoys arrive in tool results: compare only requests that read one, with the model's other such requests.
+    # Deliberate thinking on a user's prompt (a hard task) is then not held against the model.
+    only_after_tool_results: bool = True
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -37,6 +42,13 @@ def detect(context: Context, params: Params) -> list[Finding]:
     )
     if calls.is_empty():
         return []
+    if not context.tools.is_empty():
+        fed = context.tools.select("session_id", (pl.col("turn") + 1).alias("turn")).unique().with_columns(pl.lit(True).alias("_after_tool"))
+        calls = calls.join(fed, on=["session_id", "turn"], how="left").with_columns(pl.col("_after_tool").fill_null(False))
+    else:
+        calls = calls.with_columns(pl.lit(False).alias("_after_tool"))
+    if params.only_after_tool_results:
+        calls = calls.filter(pl.col("_after_tool"))
     calls = calls.with_columns(
         pl.col("_think").median().over("model").alias("_median"), pl.len().over("model").alias("_n")
     ).filter(
@@ -44,11 +56,10 @@ def detect(context: Context, params: Params) -> list[Finding]:
         & (pl.col("_think") >= params.min_tokens)
         & (pl.col("_think") >= params.min_times_median * pl.max_horizontal(pl.col("_median"), pl.lit(1)))
     )
-    after_tool = set(zip(context.tools["session_id"].to_list(), (context.tools["turn"] + 1).to_list())) if not context.tools.is_empty() else set()
     out = []
     for c in calls.iter_rows(named=True):
         kind = "reasoning" if c["reasoning_tokens"] is not None else "output"
-        follows = (c["session_id"], c["turn"]) in after_tool
+        follows = c["_after_tool"]
         out.append(
             Finding(
                 detector=NAME, severity="medium", session_id=c["session_id"], first_turn=c["turn"], last_turn=c["turn"],
