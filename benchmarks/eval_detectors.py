@@ -190,7 +190,7 @@ def main(argv: list[str]) -> int:
         rows.append((f"economic_dos, cut-off for ≤ {target:.1%} reference FPR (cost ratio > {cut:.2f})", res))
     detectors = sorted({d for s in test_scores.values() for d in s["fired"]})
     for d in detectors:
-        rows.append((f"{d} (defaults)", evaluate(test_labels, test_scores, lambda s, d=d: (d in s["fired"], s["fired"].get(d)))))
+        rows.append((f"{d}", evaluate(test_labels, test_scores, lambda s, d=d: (d in s["fired"], s["fired"].get(d)))))
     for name in GUARDS:
         rows.append((f"baseline: {name}", evaluate(test_labels, test_scores, lambda s, n=name: (n in s["guards"], s["guards"].get(n)))))
     n_attack = sum(lb["is_attack"] for lb in test_labels)

@@ -158,3 +158,18 @@ def test_thresholds_come_from_config_and_bad_keys_are_named():
 def test_every_detector_documents_itself():
     for name, module in DETECTORS.items():
         assert module.NAME == name and module.TITLE and module.__doc__ and callable(module.detect)
+
+
+def test_sponge_results_far_above_the_tools_usual_size():
+    sessions = benign(30)
+    for s in sessions[:10]:  # the tool is used normally elsewhere: small results
+        s.turn(tools=[("kb/search", '{"q":"cache policy"}', "3 matching pages: cache.md, ttl.md, eviction.md")])
+    sponge = Session("claude-code:sponge")
+    for i in range(4):
+        sponge.turn(tools=[("kb/search", f'{{"q":"cache policy {i}"}}', "Background. " + "The cache keeps entries. " * 6000)])
+    sponge.turn(stop_reason="end_turn")
+    findings = audit(*sessions, sponge)
+    (f,) = [f for f in by(findings, "amplification", sponge.session_id) if f.metric == "result_size_vs_tool_median"]
+    assert f.tool_key == "kb/search" and f.evidence["calls"] == 4 and f.value > 100
+    assert by(findings, "economic_dos", sponge.session_id)
+    assert not [f for f in by(findings, "amplification") if f.session_id != sponge.session_id and f.metric == "result_size_vs_tool_median"]

@@ -29,6 +29,7 @@ class Knob:
     permissive: dict[str, Any]
     metric: str  # "value" (the finding's value) or an evidence key
     integer: bool
+    finding_metric: str | None = None  # only findings reporting this metric (a detector may report several)
 
 
 KNOBS = (
@@ -38,6 +39,8 @@ KNOBS = (
     Knob("payload_withholding", "min_len", {"min_len": 2}, "calls", True),
     Knob("argument_inflation", "min_args_tokens", {"min_args_tokens": 1}, "value", True),
     Knob("cycles", "min_repetitions", {"min_repetitions": 2}, "value", True),
+    Knob("amplification", "min_times_tool_median", {"min_times_tool_median": 1.0, "min_result_tokens": 0}, "value", False,
+         "result_size_vs_tool_median"),
     Knob("overthinking", "min_times_median", {"min_times_median": 1.0, "min_tokens": 0}, "value", False),
 )
 
@@ -66,6 +69,8 @@ def calibrate_thresholds(frames: Frames, *, fpr: float = 0.0025, base: dict[str,
         largest = dict.fromkeys(sessions, 0.0)
         for f in findings:
             if f.detector != knob.detector or f.session_id not in largest:
+                continue
+            if knob.finding_metric is not None and f.metric != knob.finding_metric:
                 continue
             value = f.value if knob.metric == "value" else f.evidence.get(knob.metric, 0)
             largest[f.session_id] = max(largest[f.session_id], float(value or 0))

@@ -1,4 +1,4 @@
-"""D2 — amplification and payload yield.
+"""D2 — amplification: low payload yield, output far above input, verbose (sponge) results.
 
 Payload yield Y = Σ novelty·result tokens / Σ (argument + result tokens) over a
 session's tool calls: how much of what the tools put in the context was new. Fires on ``Y < max_yield`` with
@@ -6,6 +6,13 @@ the session costing ≥ ``min_ratio`` × its cohort median (withheld or drip-fed
 payloads), and on a request whose output is ≥ ``min_out_in`` × its input with
 ≥ ``min_output_tokens`` output (reasoning bombs). False positives: generative tasks
 (writing, coding) have a low yield by nature, hence the cost gate.
+
+Verbose results: a tool returning ``min_times_tool_median`` × its usual result
+size (the median over every call of that tool in the analysed sessions) and at
+least ``min_result_tokens``, on ``min_verbose_calls`` or more calls of a session
+— a sponge server inflating what the model must read (and re-read every later
+turn). False positives: a tool whose results are legitimately size-varied
+(file reads); the multiple is calibrated on benign sessions.
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ class Params:
     min_ratio: float = 5.0
     min_out_in: float = 50.0
     min_output_tokens: int = 4000
+    min_times_tool_median: float = 10.0
+    min_result_tokens: int = 5000
+    min_verbose_calls: int = 2
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -55,6 +65,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                     ),
                 )
             )
+    out += _verbose_results(context, params)
     calls = context.frames.calls.filter(
         (pl.col("output_tokens") >= params.min_output_tokens)
         & (pl.col("output_tokens") >= params.min_out_in * pl.max_horizontal(pl.col("input_total_tokens"), pl.lit(1)))
@@ -71,3 +82,39 @@ def detect(context: Context, params: Params) -> list[Finding]:
             )
         )
     return out
+
+
+def _verbose_results(context: Context, params: Params) -> list[Finding]:
+    tools = context.tools.filter(pl.col("result_tokens").is_not_null())
+    if tools.is_empty():
+        return []
+    tools = tools.with_columns(pl.col("result_tokens").median().over("tool_key").alias("_median"))
+    verbose = tools.filter(
+        (pl.col("result_tokens") >= params.min_result_tokens)
+        & (pl.col("result_tokens") >= params.min_times_tool_median * pl.max_horizontal(pl.col("_median"), pl.lit(1)))
+    )
+    per = verbose.group_by("session_id", "tool_key").agg(
+        pl.len().alias("calls"),
+        pl.col("result_tokens").sum().alias("tokens"),
+        pl.col("_median").first().alias("median"),
+        (pl.col("result_tokens") / pl.max_horizontal(pl.col("_median"), pl.lit(1))).max().alias("ratio"),
+        pl.col("turn").min().alias("first_turn"),
+        pl.col("turn").max().alias("last_turn"),
+        pl.col("tool_call_id").first().alias("first_call"),
+        pl.col("result_tokens_method").first().alias("method"),
+    ).filter(pl.col("calls") >= params.min_verbose_calls)
+    return [
+        Finding(
+            detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
+            first_turn=r["first_turn"], last_turn=r["last_turn"], metric="result_size_vs_tool_median", value=r["ratio"],
+            threshold=f"≥ {params.min_times_tool_median}× the tool's median result and ≥ {params.min_result_tokens:,} tokens, on ≥ {params.min_verbose_calls} calls",
+            excess_tokens=int(r["tokens"] - r["calls"] * r["median"]), excess_usd=None, tool_key=r["tool_key"],
+            explanation=(
+                f"{r['tool_key']!r} returned {r['calls']} results of up to {r['ratio']:.0f}× its usual size ({int(r['tokens']):,} tokens "
+                f"in all, {r['method']}; its median is {r['median']:,.0f}): verbose results the model must read, and re-read on every "
+                "later request."
+            ),
+            evidence={"first_call": r["first_call"], "calls": r["calls"]},
+        )
+        for r in per.iter_rows(named=True)
+    ]

@@ -1,7 +1,8 @@
 """Economic DoS suspected — the combined verdict per session.
 
 A session is flagged when a structural chain detector fired — near-duplicate
-calls (D4), a continuation loop (D5), argument inflation (D6) or a cycle (D15);
+calls (D4), a continuation loop (D5), argument inflation (D6), a cycle (D15) or
+verbose (sponge) results (D2);
 payload withholding (D14) counts only beside one of those, since job polling
 has its shape — **and** the session cost at least ``min_cost_ratio`` × its cohort
 median; or when its cost alone is a blowup (D1); or on reasoning overthinking (D10);
@@ -52,7 +53,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     for session_id, found in sorted(by_session.items()):
         names = {f.detector for f in found}
         ratio = context.ratio(session_id)
-        structural = [f for f in found if f.detector in STRUCTURAL]
+        structural = [f for f in found if f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric == "result_size_vs_tool_median")]
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
         reasons = []
