@@ -2,7 +2,7 @@
 
 Public API (imported lazily, so ``tokaudit --help`` stays fast)::
 
-    from tokaudit import open_store, ingest_paths, ingest_db, usage_report
+    from tokaudit import open_store, ingest_paths, ingest_db, usage_report, run_audit, run_gate
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ _API = {
     "ingest_paths": "tokaudit.ingest.runner",
     "ingest_db": "tokaudit.ingest.run",
     "usage_report": "tokaudit.analyze.usage",
+    "run_audit": "tokaudit.analyze.audit",
+    "load_frames": "tokaudit.analyze.frames",
+    "run_gate": "tokaudit.gate.run",
 }
 
 __all__ = ["__version__", *_API]
