@@ -75,8 +75,12 @@ def chain_finding(
     usd = run.get("billed_usd")
     excess_usd = None if usd is None else float(usd - (run.get("first_billed_usd") or 0))
     tool = run["tool_key"]
+    # Turn -1: the log has no per-request usage to place the calls in (aggregate-only formats).
+    first_turn = run["first_turn"] if run["first_turn"] is not None and run["first_turn"] >= 0 else None
+    last_turn = run["last_turn"] if first_turn is not None else None
+    where = f" (turns {first_turn}–{last_turn})" if first_turn is not None else ""
     explanation = (
-        f"{what} Tool {tool!r} was called {run['calls']} times in a row (turns {run['first_turn']}–{run['last_turn']}); "
+        f"{what} Tool {tool!r} was called {run['calls']} times in a row{where}; "
         f"those turns were billed {int(run['billed_tokens'] or 0):,} tokens"
         + (f" (${usd:,.2f})" if usd is not None else "")
         + (f"; the session cost {ratio:.1f}× its cohort's median." if ratio is not None else ".")
@@ -96,8 +100,8 @@ def chain_finding(
         detector=detector,
         severity=severity_for_ratio(ratio),
         session_id=run["session_id"],
-        first_turn=run["first_turn"],
-        last_turn=run["last_turn"],
+        first_turn=first_turn,
+        last_turn=last_turn,
         metric=metric,
         value=float(value),
         threshold=threshold,

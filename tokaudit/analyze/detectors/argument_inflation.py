@@ -35,7 +35,12 @@ class Params:
 def detect(context: Context, params: Params) -> list[Finding]:
     tools = context.tools.join(
         context.frames.calls.select("session_id", "turn", "output_tokens"), on=["session_id", "turn"], how="left"
-    ).with_columns((pl.col("args_tokens") / pl.max_horizontal(pl.col("output_tokens"), pl.lit(1))).alias("_share"))
+    ).with_columns(
+        # No request behind the call (an aggregate-only log): the share of output is unknown, not 100 %.
+        pl.when(pl.col("output_tokens").is_not_null())
+        .then(pl.col("args_tokens") / pl.max_horizontal(pl.col("output_tokens"), pl.lit(1)))
+        .alias("_share")
+    )
     runs = run_groups(tools, "run_id", params.min_calls)
     if runs.is_empty():
         return []
