@@ -78,3 +78,13 @@ def test_every_shared_sample_ingests_without_problems(samples, store):
     assert summary.files_not_a_log == len(list((samples / "expected-ccusage").glob("*.json")))
     formats = dict(store.duck.execute("SELECT format, count(*) FROM sources GROUP BY ALL").fetchall())
     assert formats == {"claude-code": 5, "codex": 4, "openhands": 2, "openhands-eval": 1, "swe-agent": 3}
+
+
+def test_registry_file_names_match_the_modules():
+    from tokaudit.ingest import _FORMATS
+
+    for name, (_, patterns, sidecars) in _FORMATS.items():
+        module = INGESTERS[name]
+        assert module.FORMAT == name
+        assert tuple(module.FILE_PATTERNS) == patterns, name
+        assert tuple(getattr(module, "SIDECAR_PATTERNS", ())) == sidecars, name

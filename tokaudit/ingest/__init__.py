@@ -16,17 +16,29 @@ import msgspec
 
 from tokaudit.errors import UnknownFormatError
 
-_MODULES = {
-    "claude-code": "tokaudit.ingest.claude_code",
-    "codex": "tokaudit.ingest.codex",
-    "generic": "tokaudit.ingest.generic",
-    "mcp-jsonrpc": "tokaudit.ingest.mcp_jsonrpc",
-    "mcp-desktop": "tokaudit.ingest.mcp_desktop",
-    "otel": "tokaudit.ingest.otel",
-    "openhands": "tokaudit.ingest.openhands",
-    "openhands-eval": "tokaudit.ingest.openhands_eval",
-    "swe-agent": "tokaudit.ingest.swe_agent",
+# Format name -> (module, file names a folder walk picks up, sidecar names that are not logs).
+# The names live here, not only in the modules, so that walking a folder (every ingest, even one
+# that finds nothing new) never imports the parsers; a test checks they match the modules' own.
+_FORMATS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "claude-code": ("tokaudit.ingest.claude_code", ("*.jsonl",), ("agent-*.meta.json",)),
+    "codex": ("tokaudit.ingest.codex", ("*.jsonl",), ()),
+    "generic": ("tokaudit.ingest.generic", ("*.jsonl",), ()),
+    "mcp-jsonrpc": ("tokaudit.ingest.mcp_jsonrpc", ("*.jsonl",), ()),
+    "mcp-desktop": ("tokaudit.ingest.mcp_desktop", ("mcp.log", "mcp.old.log", "mcp-server-*.log"), ()),
+    "otel": ("tokaudit.ingest.otel", ("*.jsonl", "*.json"), ()),
+    "openhands": ("tokaudit.ingest.openhands", ("*.json",), ()),
+    "openhands-eval": ("tokaudit.ingest.openhands_eval", ("*.jsonl",), ()),
+    "swe-agent": ("tokaudit.ingest.swe_agent", ("*.traj",), ()),
 }
+_MODULES = {name: module for name, (module, _, _) in _FORMATS.items()}
+
+
+def file_patterns() -> tuple[set[str], set[str]]:
+    """(names any format reads, names of sidecar files that are not logs), without importing a parser."""
+    wanted = {p for _, patterns, _ in _FORMATS.values() for p in patterns}
+    sidecars = {p for _, _, patterns in _FORMATS.values() for p in patterns}
+    return wanted, sidecars
+
 
 
 class _Registry(Mapping[str, ModuleType]):

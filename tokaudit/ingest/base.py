@@ -283,11 +283,11 @@ def split_mcp_name(tool_name: str) -> tuple[str | None, str | None]:
 
 # --- traces of tool results for the detectors -----------------------------------------------------
 
-RESULT_HEAD_CHARS = 400
-RESULT_TAIL_CHARS = 160
+RESULT_HEAD_CHARS = 300
+RESULT_TAIL_CHARS = 120
 SIG_BINS = 8
-SIG_HEAD_BYTES = 1024
-SIG_TAIL_BYTES = 256
+SIG_HEAD_BYTES = 512
+SIG_TAIL_BYTES = 128
 _EMPTY_BIN = 0xFFFFFFFF
 
 
@@ -299,7 +299,7 @@ def result_features(data: bytes) -> dict[str, Any]:
 
     ``result_sig``: a one-permutation MinHash of its words (lowercased, digits
     dropped, so "segment 3 of 20" and "segment 4 of 20" are the same words) over
-    its first KiB and last 256 bytes: word hashes (CRC-32) fall into 8 bins by
+    its first 512 and last 128 bytes: word hashes (CRC-32) fall into 8 bins by
     their low bits and each bin keeps its smallest. The share of equal bins
     between two results estimates the Jaccard similarity of their word sets —
     result novelty, compared column by column at audit time. An empty bin holds
@@ -311,7 +311,7 @@ def result_features(data: bytes) -> dict[str, Any]:
         >>> a["result_sig"] == b["result_sig"], a["result_excerpt"][:18]
         (True, 'Progress: segment ')
         >>> len(result_features(b"x" * 100_000)["result_excerpt"])
-        563
+        423
     """
     if len(data) <= (RESULT_HEAD_CHARS + RESULT_TAIL_CHARS) * 2:
         text = data.decode("utf-8", "replace")
@@ -323,8 +323,14 @@ def result_features(data: bytes) -> dict[str, Any]:
         text = head + " … " + tail
     sample = data if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES else data[:SIG_HEAD_BYTES] + b" " + data[-SIG_TAIL_BYTES:]
     mins = [_EMPTY_BIN] * SIG_BINS
-    for h in map(zlib.crc32, set(sample.lower().translate(None, b"0123456789").split())):
+    missing = SIG_BINS
+    # Hashes in ascending order: the first one met in a bin is that bin's minimum, so the loop
+    # usually stops after a few dozen of them (the hashing and sorting run in C).
+    for h in sorted(set(map(zlib.crc32, sample.lower().translate(None, b"0123456789").split()))):
         b = h & (SIG_BINS - 1)
-        if h < mins[b]:
+        if mins[b] == _EMPTY_BIN:
             mins[b] = h
+            missing -= 1
+            if not missing:
+                break
     return {"result_excerpt": redact(text), "result_sig": mins}

@@ -10,15 +10,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from tokaudit.errors import NoInputError
-from tokaudit.ingest import INGESTERS
+from tokaudit.ingest import INGESTERS, file_patterns
 
 
 @lru_cache(maxsize=1)
 def _name_patterns() -> tuple[re.Pattern[str], re.Pattern[str] | None]:
     """File names worth reading when walking a folder (any format's ``FILE_PATTERNS``), and names to
     pass over (``SIDECAR_PATTERNS``: metadata files a parser reads beside its log, not logs)."""
-    wanted = {p for m in INGESTERS.values() for p in m.FILE_PATTERNS}
-    sidecars = {p for m in INGESTERS.values() for p in getattr(m, "SIDECAR_PATTERNS", ())}
+    wanted, sidecars = file_patterns()
     wanted_re = re.compile("|".join(translate(p) for p in sorted(wanted)))
     sidecar_re = re.compile("|".join(translate(p) for p in sorted(sidecars))) if sidecars else None
     return wanted_re, sidecar_re

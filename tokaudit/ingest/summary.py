@@ -62,3 +62,22 @@ class IngestSummary:
             ],
             "missing_paths": self.missing_paths,
         }
+
+
+def summary_lines(summary: IngestSummary) -> list[str]:
+    """The plain-text summary of an ingest run (no rich needed: a no-op ingest must start fast)."""
+    f = summary
+    lines = [
+        f"files: {f.files_new} new, {f.files_grown} grown, {f.files_replaced} replaced, "
+        f"{f.files_unchanged} unchanged, {f.files_failed} failed"
+        + (f", {f.files_not_a_log} .json not a log (skipped)" if f.files_not_a_log else ""),
+        f"lines: {f.lines_read:,} read = {f.lines_ok:,} used + {f.lines_skipped:,} skipped by rule + {f.lines_problem:,} problems"
+        + (f"; {f.lines_pending} partial last line(s) left for the next run" if f.lines_pending else ""),
+    ]
+    if f.skipped_by_rule:
+        lines.append("skipped: " + ", ".join(f"{rule} {n:,}" for rule, n in sorted(f.skipped_by_rule.items())))
+    lines.append(f"rows: {f.sessions:,} sessions, {f.llm_calls:,} model requests, {f.tool_calls:,} tool calls")
+    if f.tool_calls_linked:
+        lines.append(f"linked: {f.tool_calls_linked:,} MCP transcript records to the agent's record of the same call (counted once)")
+    lines.extend(f"missing: {path}" for path in f.missing_paths)
+    return lines
