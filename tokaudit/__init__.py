@@ -2,7 +2,7 @@
 
 Public API (imported lazily, so ``tokaudit --help`` stays fast)::
 
-    from tokaudit import open_store, ingest_paths, ingest_db, usage_report, run_audit, run_gate
+    from tokaudit import open_store, ingest_paths, ingest_db, usage_report, run_audit, run_gate, build_report
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ _API = {
     "run_audit": "tokaudit.analyze.audit",
     "load_frames": "tokaudit.analyze.frames",
     "run_gate": "tokaudit.gate.run",
+    "build_report": "tokaudit.report.build",
 }
 
 __all__ = ["__version__", *_API]

@@ -136,10 +136,12 @@ def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_jso
     if as_json:
         click.echo(json.dumps(summary.to_dict(), indent=2))
     elif not quiet:
-        from tokaudit.report.terminal import ingest_summary_lines, render_ingest_problems
+        from tokaudit.ingest.summary import summary_lines as ingest_summary_lines
 
         click.echo("\n".join(ingest_summary_lines(summary)))
         if summary.problems:
+            from tokaudit.report.terminal import render_ingest_problems
+
             render_ingest_problems(summary, _console())
     if strict and (summary.lines_problem or summary.files_failed or summary.missing_paths):
         sys.exit(EXIT_FAIL)
@@ -312,13 +314,16 @@ def _day_start(value: date | None, days: int = 0) -> datetime | None:
 @cli.command(name="audit")
 @click.option("--since", callback=_parse_date, help="Audit sessions that started on or after this day (YYYY-MM-DD, UTC).")
 @click.option("--until", callback=_parse_date, help="Audit sessions that started on or before this day (YYYY-MM-DD, UTC).")
+@click.option("--last", metavar="DURATION", help="Audit the last N days up to today (UTC), e.g. 1d or 7d, instead of --since/--until.")
 @click.option("--fail-on", type=SEVERITY_CHOICE, default=None, help="Exit 1 if a finding at or above this severity appears.")
 @click.option("--no-save", is_flag=True, help="Do not store this audit run (print only).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run and every finding as JSON.")
+@click.option("--ingest", "ingest_paths", multiple=True, type=click.Path(), metavar="PATH", help="Ingest these log files or folders first (repeatable).")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), metavar="DIR", help="Write a report of the same window to DIR/<date>/ and refresh DIR/index.html.")
 @store_options
 @upgrade_option
 @handle_errors
-def audit_command(since, until, fail_on, no_save, as_json, db, config_path, wait_s, no_upgrade):
+def audit_command(since, until, last, fail_on, no_save, as_json, ingest_paths, report_dir, db, config_path, wait_s, no_upgrade):
     """Run every detector over the store: token blowups and DoS-like tool-call chains.
 
     Each finding says what was measured, against what threshold or cohort, on
@@ -333,18 +338,47 @@ def audit_command(since, until, fail_on, no_save, as_json, db, config_path, wait
       tokaudit audit
       tokaudit audit --since 2026-03-01 --fail-on high
       tokaudit audit --json --no-save
+      tokaudit audit --ingest ~/.claude/projects --last 7d --report reports/ --fail-on high   # cron
     """
     from tokaudit.analyze.audit import run_audit
 
+    if report_dir and no_save:
+        raise click.UsageError("--report shows the stored run's findings: drop --no-save")
+    if last:
+        from tokaudit.ingest.base import utc_now
+        from tokaudit.report.data import resolve_window
+
+        window = resolve_window(since, until, last, utc_now().date())
+        since, until = window.since, window.until
+    if ingest_paths:
+        from tokaudit.config import load_config, resolve_db
+        from tokaudit.ingest.run import ingest_db
+
+        ingest_config = load_config(config_path)
+        summary = ingest_db(
+            resolve_db(db, ingest_config), ingest_paths, max_line_bytes=ingest_config.max_line_bytes, wait_s=wait_s, upgrade=not no_upgrade
+        )
+        if not as_json:
+            from tokaudit.report.terminal import ingest_summary_lines
+
+            click.echo("\n".join(ingest_summary_lines(summary)))
     store, config = _open(db, config_path, wait_s, no_upgrade)
     with store:
         result = run_audit(store, config=config, since=_day_start(since), until=_day_start(until, 1), save=not no_save)
+        if report_dir:
+            from tokaudit.report.build import write_dated_report
+
+            written = write_dated_report(store, report_dir, since=since, until=until, config=config, run_id=result.audit_run_id)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:
         from tokaudit.report.terminal import render_audit
 
         render_audit(result, _console())
+        if report_dir:
+            from tokaudit.report.terminal import report_written_lines
+
+            click.echo("\n".join(report_written_lines(written)))
     if fail_on:
         levels = SEVERITY_CHOICE.choices
         if any(levels.index(f.severity) >= levels.index(fail_on) for f in result.findings):
@@ -462,6 +496,141 @@ def schema_command(fmt):
     from tokaudit.ingest.generic import schema_text
 
     click.echo(schema_text(fmt), nl=False)
+
+
+def gate_input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Where `gate` and `baseline save` read from: --budget/--config, --db, --format, --workers, --wait."""
+    fn = click.option("--wait", "wait_s", type=float, default=0.0, metavar="SECONDS", help="Wait this long for another tokaudit process to release --db.")(fn)
+    fn = click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parsing processes for PATHS (default: one per core, up to 4, for 50+ files).")(fn)
+    fn = click.option("--format", "forced_format", help="Force a log format for PATHS instead of sniffing each file.")(fn)
+    fn = click.option("--db", help="Read this database (read-only) instead of PATHS (default ./tokaudit.duckdb; env TOKAUDIT_DB).")(fn)
+    fn = click.option(
+        "--budget", "--config", "config_path", type=click.Path(dir_okay=False),
+        help="Budget file: a tokaudit.toml, or a pyproject.toml with [tool.tokaudit] (default: ./tokaudit.toml, ./pyproject.toml; env TOKAUDIT_CONFIG).",
+    )(fn)
+    return fn
+
+
+@cli.command(name="gate")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), help="Compare per-task p50/p95 with this file (from `tokaudit baseline save`) under [budgets.max_increase].")
+@click.option("--fail-on-warn", is_flag=True, help="Exit 1 on warnings too.")
+@click.option("--json", "as_json", is_flag=True, help="Print every verdict and finding as JSON instead of the table.")
+@click.option("--junit", type=click.Path(dir_okay=False), help="Write JUnit XML here: one testcase per budget × scope member.")
+@click.option("--sarif", type=click.Path(dir_okay=False), help="Write SARIF 2.1.0 here: findings and budget violations as results.")
+@click.option("--verbose", "-v", is_flag=True, help="List every scope member, not only those over a level.")
+@gate_input_options
+@handle_errors
+def gate_command(paths, baseline_path, fail_on_warn, as_json, junit, sarif, verbose, config_path, db, forced_format, workers, wait_s):
+    """Fail a CI job when agent logs break their token budgets.
+
+    Reads PATHS into a temporary in-memory database (no --db needed in CI), or
+    --db when no PATHS are given, measures every budget of the budget file
+    ([budgets.*] in tokaudit.toml) per session, task, model, tool, MCP server
+    or the whole run, and prints each with its value, limit and verdict. On
+    GitHub Actions it also writes error/warning annotations and a step summary.
+
+    \b
+    Exit codes: 0 within budget (warnings allowed), 1 a fail-level budget,
+    finding or regression (or a warning with --fail-on-warn), 2 usage or
+    configuration error, 3 no usable input.
+
+    \b
+    Examples:
+      tokaudit gate logs/ --budget tokaudit.toml --junit gate.xml --sarif gate.sarif
+      tokaudit gate logs/ --baseline baseline.json --fail-on-warn
+    """
+    from tokaudit.gate.run import publish, run_gate
+
+    result = run_gate(paths, config_path=config_path, db=db, baseline_path=baseline_path, forced_format=forced_format,
+                      workers=workers, wait_s=wait_s, with_findings=sarif is not None)
+    # With --json, stdout is the JSON document: workflow commands go to stderr (the runner reads both).
+    code = publish(result, junit=junit, sarif=sarif, fail_on_warn=fail_on_warn, echo=lambda line: click.echo(line, err=as_json))
+    if as_json:
+        click.echo(json.dumps(result.to_dict(fail_on_warn), indent=2, default=str))
+    else:
+        from tokaudit.gate.outputs import render_table
+
+        render_table(result, _console(), verbose=verbose, fail_on_warn=fail_on_warn)
+    if code:
+        sys.exit(code)
+
+
+@cli.group(name="baseline")
+def baseline_group() -> None:
+    """Save per-task token and cost baselines for `tokaudit gate --baseline`."""
+
+
+@baseline_group.command(name="save")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print the saved document.")
+@gate_input_options
+@handle_errors
+def baseline_save(file, paths, as_json, config_path, db, forced_format, workers, wait_s):
+    """Write FILE: per task, the p50 and p95 of session tokens and cost, from PATHS (or --db).
+
+    Tasks are the sessions' task labels, or the [[tasks]] rules of the budget
+    file. The JSON has sorted keys and no timestamps: commit it, and let
+    `tokaudit gate --baseline FILE` fail a regression under [budgets.max_increase].
+
+    \b
+    Example:
+      tokaudit baseline save baseline.json logs/ --budget tokaudit.toml
+    """
+    from tokaudit.gate.run import save_baseline_file
+
+    document = save_baseline_file(file, paths, config_path=config_path, db=db, forced_format=forced_format, workers=workers, wait_s=wait_s)
+    if as_json:
+        click.echo(json.dumps(document, indent=2, sort_keys=True))
+        return
+    tasks = document["tasks"]
+    click.echo(f"wrote {file}: {len(tasks)} tasks, {sum(t['sessions'] for t in tasks.values())} sessions")
+    for task, t in tasks.items():
+        cost = t["cost_usd"]
+        p95 = "unpriced" if cost["p95"] is None else f"${cost['p95']:,.4f}"
+        click.echo(f"  {task}: {t['sessions']} sessions, p95 {t['total_tokens']['p95']:,.0f} tokens, p95 cost {p95}")
+
+
+@cli.command(name="report")
+@click.option("--since", callback=_parse_date, help="First day to include (YYYY-MM-DD, in --tz).")
+@click.option("--until", callback=_parse_date, help="Last day to include (YYYY-MM-DD, in --tz).")
+@click.option("--last", metavar="DURATION", help="The last N days up to today, e.g. 7d or 4w, instead of --since/--until.")
+@click.option("--tz", default="UTC", show_default=True, help="IANA time zone that decides which day a request belongs to.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="report", show_default=True, help="Folder to write into (created if missing).")
+@click.option("--format", "formats", default="html,md,json", show_default=True, metavar="LIST", help="Comma list of: html, md, json, csv, parquet.")
+@click.option("--run", "run_id", type=int, default=None, help="Audit run whose findings to show (default: the latest).")
+@click.option("--json", "as_json", is_flag=True, help="Print the files written and the headline numbers as JSON.")
+@store_options
+@upgrade_option
+@handle_errors
+def report_command(since, until, last, tz, out_dir, formats, run_id, as_json, db, config_path, wait_s, no_upgrade):
+    """Write a cost-breakdown report: one self-contained HTML page, a Markdown summary, JSON, CSV/Parquet tables.
+
+    The HTML page (plotly.js embedded; opens from disk with no network) has the
+    headline figures with deltas against the previous window of the same length,
+    cost over time by model, spend by project / agent / model, direct vs
+    replayed-context cost per tool and MCP server, top sessions by cost and by
+    excess with turn-by-turn drill-downs, the latest audit's findings with their
+    evidence, and ingest problems and estimates. report.json carries the same
+    numbers (schema in reports/README.md); report.md fits a PR comment.
+
+    \b
+    Examples:
+      tokaudit report --last 7d --out weekly/
+      tokaudit report --since 2026-03-01 --until 2026-03-31 --format html,md,json,parquet
+    """
+    from tokaudit.report.build import build_report
+
+    store, config = _open(db, config_path, wait_s, no_upgrade)
+    with store:
+        result = build_report(store, out_dir, formats=formats, since=since, until=until, last=last, tz=tz, config=config, run_id=run_id)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, default=str))
+    else:
+        from tokaudit.report.terminal import report_written_lines
+
+        click.echo("\n".join(report_written_lines(result)))
 
 
 @cli.group(name="db")

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tokaudit.errors import ConfigError
+from tokaudit.gate.budgets import BudgetSet, TaskRule, parse_budgets, parse_tasks
 
 DEFAULT_DB = "tokaudit.duckdb"
 DEFAULT_MAX_LINE_BYTES = 10 * 1024 * 1024
@@ -55,6 +56,9 @@ class Config:
     price_overrides: dict[str, PriceOverride] = field(default_factory=dict)
     # [detectors.<name>] tables, as written; the detector registry validates them (it knows the keys).
     detectors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # [budgets.*] and [[tasks]] for `tokaudit gate` / `tokaudit baseline save` (tokaudit.gate.budgets).
+    budgets: BudgetSet = field(default_factory=BudgetSet)
+    tasks: tuple[TaskRule, ...] = ()
     source: str = "defaults"
 
 
@@ -98,7 +102,7 @@ def load_config(explicit: str | os.PathLike[str] | None = None, cwd: Path | None
     return parse_config(data, where)
 
 
-_TOP_LEVEL_KEYS = {"db", "max_line_bytes", "pricing", "detectors"}
+_TOP_LEVEL_KEYS = {"db", "max_line_bytes", "pricing", "detectors", "budgets", "tasks"}
 
 
 def parse_config(data: dict[str, Any], where: str = "config") -> Config:
@@ -123,6 +127,8 @@ def parse_config(data: dict[str, Any], where: str = "config") -> Config:
         max_line_bytes=max_line,
         price_overrides=_parse_pricing(data.get("pricing", {}), where),
         detectors=_parse_detectors(data.get("detectors", {}), where),
+        budgets=parse_budgets(data.get("budgets", {}), where),
+        tasks=parse_tasks(data.get("tasks", []), where),
         source=where,
     )
 

@@ -213,7 +213,7 @@ def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
         found = (
             missing.select("session_id", "tool_call_id", pl.col("ts_utc").alias("_t"))
             .sort("_t")
-            .join_asof(timeline, on="_t", by="session_id", strategy="backward")
+            .join_asof(timeline, on="_t", by="session_id", strategy="backward", check_sortedness=False)
             .select("session_id", "tool_call_id", pl.col("turn").alias("_turn"), pl.col("model").alias("_model"))
         )
         tools = tools.join(found, on=["session_id", "tool_call_id"], how="left").with_columns(
@@ -252,7 +252,13 @@ def _estimate_tokens(store: Store, tools: pl.DataFrame) -> pl.DataFrame:
             .alias("_fit"),
         ).drop("_tpb_c", "_tpb_a")
     per_byte = 1.0 / HEURISTIC_BYTES_PER_TOKEN
-    bytes_est = (pl.col("result_bytes") * pl.coalesce(pl.col("_tpb"), pl.lit(per_byte))).round().cast(pl.Int64)
+    # The same rounding as analyze.tokens.result_tokens_sql (usage and reports): fits round, bytes/4 rounds up.
+    bytes_est = (
+        pl.when(pl.col("_tpb").is_not_null())
+        .then((pl.col("result_bytes") * pl.col("_tpb")).round())
+        .otherwise((pl.col("result_bytes") * per_byte).ceil())
+        .cast(pl.Int64)
+    )
     return tools.with_columns(
         pl.coalesce(pl.col("args_tokens"), (pl.col("args_bytes") * per_byte).ceil().cast(pl.Int64)).alias("args_tokens"),
         pl.when(pl.col("args_tokens").is_not_null()).then(pl.coalesce(pl.col("args_tokens_method"), pl.lit("reported")))

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
+from tokaudit.ingest.summary import summary_lines as ingest_summary_lines  # noqa: F401  (kept for callers)
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -35,25 +37,6 @@ def _cell(value: Any, column: str = "") -> Text:
     if isinstance(value, int):
         return Text(f"{value:,}")
     return Text(str(value))
-
-
-def ingest_summary_lines(summary: IngestSummary) -> list[str]:
-    """The plain-text summary of an ingest run (no rich needed: a no-op ingest must start fast)."""
-    f = summary
-    lines = [
-        f"files: {f.files_new} new, {f.files_grown} grown, {f.files_replaced} replaced, "
-        f"{f.files_unchanged} unchanged, {f.files_failed} failed"
-        + (f", {f.files_not_a_log} .json not a log (skipped)" if f.files_not_a_log else ""),
-        f"lines: {f.lines_read:,} read = {f.lines_ok:,} used + {f.lines_skipped:,} skipped by rule + {f.lines_problem:,} problems"
-        + (f"; {f.lines_pending} partial last line(s) left for the next run" if f.lines_pending else ""),
-    ]
-    if f.skipped_by_rule:
-        lines.append("skipped: " + ", ".join(f"{rule} {n:,}" for rule, n in sorted(f.skipped_by_rule.items())))
-    lines.append(f"rows: {f.sessions:,} sessions, {f.llm_calls:,} model requests, {f.tool_calls:,} tool calls")
-    if f.tool_calls_linked:
-        lines.append(f"linked: {f.tool_calls_linked:,} MCP transcript records to the agent's record of the same call (counted once)")
-    lines.extend(f"missing: {path}" for path in f.missing_paths)
-    return lines
 
 
 def render_ingest_problems(summary: IngestSummary, console: Console, *, max_problems: int = 10) -> None:
@@ -234,3 +217,21 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
     console.print(table)
     for f in data["findings"]:
         console.print(Text(f"[{f['severity']}] {f['detector']}: {f['explanation']}", style=_SEVERITY_STYLE.get(f["severity"], "")))
+
+
+def report_written_lines(result: Any) -> list[str]:
+    """What ``tokaudit report`` / ``audit --report`` wrote (a ``report.build.ReportResult``), with its headline, as plain lines."""
+    lines = []
+    for fmt, paths in result.files.items():
+        for path in paths if isinstance(paths, list) else [paths]:
+            lines.append(f"wrote {path} ({Path(path).stat().st_size / 1e6:,.2f} MB)" if fmt == "html" else f"wrote {path}")
+    if result.index is not None:
+        lines.append(f"index {result.index}")
+    h = result.report.headline
+    cost = f"${h['cost_usd']:,.2f}" + (f" + {h['unpriced_requests']:,} unpriced requests" if h["unpriced_requests"] else "")
+    findings = result.report.findings_summary
+    lines.append(
+        f"{result.report.window.label()}: {cost}, {h['total_tokens']:,} tokens, {h['requests']:,} requests, "
+        f"{h['sessions']:,} sessions, {findings['total']:,} findings ({result.seconds.get('total', 0.0):.1f} s)"
+    )
+    return lines
