@@ -43,7 +43,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     ).with_columns((pl.col("withheld") / pl.max_horizontal(pl.col("before_payload"), pl.lit(1))).alias("share"))
     stats = stats.filter((pl.col("n") >= params.min_len - 1) & (pl.col("share") >= params.min_withheld_share))
     runs = run_groups(context.tools, "run_id", params.min_len).join(stats, on=["session_id", "run_id"])
-    return [
+    findings = [
         chain_finding(
             context, run, detector=NAME, metric="withheld_share", value=run["share"],
             threshold=f"≥ {params.min_withheld_share:.0%} of result tokens with novelty < {params.low_novelty} over ≥ {params.min_len} calls",
@@ -56,3 +56,6 @@ def detect(context: Context, params: Params) -> list[Finding]:
         )
         for run in runs.iter_rows(named=True)
     ]
+    for f in findings:
+        f.severity = "low"  # job polling has this shape too: it supports the verdict, it is not one
+    return findings
