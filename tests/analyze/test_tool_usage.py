@@ -25,3 +25,11 @@ def test_desktop_calls_logged_in_two_files_count_once(store, tmp_path):
     stored, distinct = store.duck.execute("SELECT count(*), count(DISTINCT (session_id, tool_call_id)) FROM tool_calls").fetchall()[0]
     counted = store.duck.execute(f"SELECT count(*) FROM ({tool_calls_sql()})").fetchall()[0][0]
     assert stored == 2 * distinct and counted == distinct > 0
+
+
+def test_requests_without_a_timestamp_list_their_model_as_unpriced(store):
+    # SWE-agent runs carry totals but no time: they cannot be priced by date, so they are listed.
+    ingest_paths(store, [FIXTURES / "swe-agent"], workers=1)
+    report = usage_report(store, by="model")
+    assert report.unpriced_models and all("without a timestamp" in m for m in report.unpriced_models)
+    assert report.totals["unpriced_calls"] == report.totals["calls"]

@@ -177,6 +177,11 @@ def _pricing_ctes(store: Store, config: Config, tz: str, since: date | None, unt
         f"SELECT DISTINCT model, provider, CAST(ts_utc AS DATE) FROM {relation} WHERE {where} AND ts_utc IS NOT NULL", params
     ).fetchall()
     extra, unpriced = _prepare_prices(store, config, keys)
+    # A request without a timestamp cannot be priced (prices change over time): its model is unpriced too.
+    undated = store.duck.execute(
+        f"SELECT DISTINCT coalesce(model, '(model not logged)') FROM {relation} WHERE {where} AND ts_utc IS NULL", params
+    ).fetchall()
+    unpriced = sorted({*unpriced, *(f"{m} (requests without a timestamp)" for (m,) in undated)})
     extra_sql, extra_params = _values_sql(extra)
     ctes = f"""
         calls AS ({_calls_sql(relation, local, where)}),
