@@ -72,6 +72,10 @@ def run_detectors(context: Context, params: dict[str, Any], only: set[str] | Non
             continue
         started = time.perf_counter()
         found = module.detect(context, params[name])
+        for f in found:
+            # Turn -1 marks tool calls no request can be placed before (aggregate-only logs): no turn.
+            if f.first_turn is not None and f.first_turn < 0:
+                f.first_turn = f.last_turn = None
         timings[name] = time.perf_counter() - started
         context.findings.extend(found)
     return context.findings, timings

@@ -106,7 +106,8 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
     return [
         Finding(
             detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
-            first_turn=r["first_turn"], last_turn=r["last_turn"], metric="result_size_vs_tool_median", value=r["ratio"],
+            first_turn=r["first_turn"] if r["first_turn"] >= 0 else None, last_turn=r["last_turn"] if r["first_turn"] >= 0 else None,
+            metric="result_size_vs_tool_median", value=r["ratio"],
             threshold=f"≥ {params.min_times_tool_median}× the tool's median result and ≥ {params.min_result_tokens:,} tokens, on ≥ {params.min_verbose_calls} calls",
             excess_tokens=int(r["tokens"] - r["calls"] * r["median"]), excess_usd=None, tool_key=r["tool_key"],
             explanation=(

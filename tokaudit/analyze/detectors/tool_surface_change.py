@@ -26,6 +26,10 @@ class Params:
     max_definition_bytes: int = 8000
 
 
+def _span(first, last) -> str:
+    return f"between {first} and {last}; " if first is not None and last is not None else ""
+
+
 def detect(context: Context, params: Params) -> list[Finding]:
     defs = context.frames.tool_defs
     if defs.is_empty():
@@ -46,7 +50,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 excess_tokens=None, excess_usd=None, tool_key=f"{d['mcp_server']}/{d['tool_name']}",
                 explanation=(
                     f"Server {d['mcp_server']!r} changed the definition of tool {d['tool_name']!r} {d['versions'] - 1} time(s) "
-                    f"within one session (between {d['first']} and {d['last']}; {d['min_bytes']}–{d['max_bytes']} bytes): a tool "
+                    f"within one session ({_span(d['first'], d['last'])}{d['min_bytes']}–{d['max_bytes']} bytes): a tool "
                     "surface that changes after it was approved is how rug pulls and attack-enabling schemas arrive, and it "
                     "invalidates the prompt cache."
                 ),
