@@ -405,9 +405,3 @@ def test_sniff_prefix_recognises_an_overlong_first_line():
     assert mcp_jsonrpc.sniff_prefix(b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"aaaa')
     assert mcp_jsonrpc.sniff_prefix(b'{"timestamp":"2026-03-01T10:00:00Z","direction":"server_to_client","server":"x","message":{')
     assert not mcp_jsonrpc.sniff_prefix(b'{"timestamp":"2026-03-01T10:00:00Z","type":"response_item","payload":{')
-
-
-def test_shared_samples_are_not_claimed(samples):
-    for path in samples.rglob("*"):
-        if path.is_file():
-            assert sniff_format(path.read_bytes()[:SNIFF_BYTES]) != "mcp-jsonrpc", path.name

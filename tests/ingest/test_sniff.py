@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
-from tokaudit.ingest import INGESTERS, SNIFF_BYTES, sniff_format
+from tokaudit.ingest import INGESTERS, SNIFF_BYTES, head_objects, sniff_format
 from tokaudit.ingest.discover import wanted_name
 
 # Every log under fixtures/<format>/ (its README and the subagent sidecars are not logs).
@@ -88,3 +88,28 @@ def test_registry_file_names_match_the_modules():
         assert module.FORMAT == name
         assert tuple(module.FILE_PATTERNS) == patterns, name
         assert tuple(getattr(module, "SIDECAR_PATTERNS", ())) == sidecars, name
+
+
+def _claims(module, head: bytes) -> bool:
+    """Whether a format's own sniffers, asked on their own, would claim this head."""
+    objs = head_objects(head)
+    return bool((objs and module.sniff(objs)) or module.sniff_prefix(head.lstrip()[:4096]))
+
+
+@pytest.mark.parametrize("fmt", sorted(INGESTERS))
+def test_no_format_claims_another_formats_fixtures(fmt):
+    """Strict sniffers: neither a format's sniff nor its first-bytes sniff claims another format's fixture."""
+    module = INGESTERS[fmt]
+    others = [path for path, owner in FIXTURE_FILES if owner != fmt]
+    assert others
+    for path in others:
+        assert not _claims(module, path.read_bytes()[:SNIFF_BYTES]), path
+
+
+@pytest.mark.parametrize("fmt", sorted(INGESTERS))
+def test_no_format_claims_another_formats_shared_samples(samples, fmt):
+    for folder in sorted(p for p in samples.iterdir() if p.is_dir()):
+        if fmt in SAMPLE_FORMATS.get(folder.name, ()):
+            continue
+        for path in sorted(p for p in folder.iterdir() if p.is_file()):
+            assert not _claims(INGESTERS[fmt], path.read_bytes()[:SNIFF_BYTES]), path
