@@ -34,8 +34,8 @@ from datetime import datetime
 import polars as pl
 
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
-from tokaudit.analyze.tokens import ANY_CONTENT, HEURISTIC_BYTES_PER_TOKEN
-from tokaudit.analyze.usage import _pricing_ctes
+from tokaudit.analyze.tokens import ANY_CONTENT, CONTENT_SQL, FAMILY_PATTERNS, HEURISTIC_BYTES_PER_TOKEN
+from tokaudit.analyze.usage import COST_SQL, INPUT_COST_SQL, PRICE_JOIN, pricing_ctes
 from tokaudit.config import Config
 from tokaudit.ingest.base import SIG_BINS
 from tokaudit.store.engine import Store
@@ -119,7 +119,7 @@ def _arrow(store: Store, sql: str, params: list) -> pl.DataFrame:
 
 
 def _calls(store: Store, config: Config, window: str, window_params: list, events: pl.DataFrame) -> pl.DataFrame:
-    ctes, params, _ = _pricing_ctes(store, config, "UTC", None, None)
+    ctes, params, _ = pricing_ctes(store, config, "UTC", None, None)
     calls = _arrow(
         store,
         f"""
@@ -128,17 +128,11 @@ def _calls(store: Store, config: Config, window: str, window_params: list, event
                c.input_tokens, c.cache_read_tokens, c.cache_write_5m_tokens, c.cache_write_1h_tokens,
                c.output_tokens, c.reasoning_tokens, c.input_total_tokens, c.is_aggregate, c.stop_reason,
                coalesce(c.context_window_tokens, {DEFAULT_CONTEXT_WINDOW_SQL.replace("model", "c.model")}) AS context_window_tokens,
-               CAST(c.input_tokens * p.input_usd_per_token + c.cache_read_tokens * p.cache_read_usd_per_token
-                    + c.cache_write_5m_tokens * p.cache_write_5m_usd_per_token + c.cache_write_1h_tokens * p.cache_write_1h_usd_per_token
-                    + c.output_tokens * p.output_usd_per_token + c.web_search_requests * p.web_search_usd_per_request AS DOUBLE) AS cost_usd,
-               CAST(CASE WHEN c.input_total_tokens > 0 THEN
-                   (c.input_tokens * p.input_usd_per_token + c.cache_read_tokens * p.cache_read_usd_per_token
-                    + c.cache_write_5m_tokens * p.cache_write_5m_usd_per_token
-                    + c.cache_write_1h_tokens * p.cache_write_1h_usd_per_token) / c.input_total_tokens END AS DOUBLE) AS input_usd_per_token_eff,
+               CAST({COST_SQL} AS DOUBLE) AS cost_usd,
+               CAST(CASE WHEN c.input_total_tokens > 0 THEN {INPUT_COST_SQL} / c.input_total_tokens END AS DOUBLE)
+                   AS input_usd_per_token_eff,
                CAST(p.output_usd_per_token AS DOUBLE) AS output_usd_per_token
-        FROM tiered AS c
-        LEFT JOIN prices AS p
-          ON p.model = c.model AND p.provider = coalesce(c.provider, '') AND p.price_day = c.price_day AND p.above_input_tokens = c.tier
+        FROM tiered AS c {PRICE_JOIN}
         WHERE {window.replace("session_id", "c.session_id", 1)}
         ORDER BY c.session_id, c.ts_utc NULLS FIRST, c.line_no
         """,
@@ -187,7 +181,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    AS tool_key,
                t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
                t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method,
-               coalesce(nullif(split_part(t.result_content_types, ',', 1), ''), 'text') AS content_type, t.is_error,
+               {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
                t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
                coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
@@ -223,14 +217,12 @@ def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
 
 
 def _family(model: pl.Expr) -> pl.Expr:
-    m = model.str.to_lowercase()
-    return (
-        pl.when(model.is_null()).then(pl.lit("unknown"))
-        .when(m.str.contains("claude")).then(pl.lit("claude"))
-        .when(m.str.starts_with("gpt") | m.str.contains(r"^o[0-9]") | m.str.contains("codex")).then(pl.lit("openai"))
-        .when(m.str.contains("gemini")).then(pl.lit("gemini"))
-        .otherwise(pl.lit("other"))
-    )  # fmt: skip
+    """The model family (analyze.tokens.FAMILY_PATTERNS) as a polars expression."""
+    lowered = model.str.to_lowercase()
+    expr = pl.when(model.is_null()).then(pl.lit("unknown"))
+    for family, pattern in FAMILY_PATTERNS:
+        expr = expr.when(lowered.str.contains(pattern)).then(pl.lit(family))
+    return expr.otherwise(pl.lit("other"))
 
 
 def _estimate_tokens(store: Store, tools: pl.DataFrame) -> pl.DataFrame:

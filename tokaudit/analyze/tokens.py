@@ -47,13 +47,15 @@ HOLD_OUT_EVERY = 5
 HEURISTIC_BYTES_PER_TOKEN = 4
 ANY_CONTENT = "any"
 
-# Model family of a model id, as a SQL CASE over a column (tokenizers differ per family, not per model).
-FAMILY_SQL = """CASE
-    WHEN {m} IS NULL THEN 'unknown'
-    WHEN lower({m}) LIKE '%claude%' THEN 'claude'
-    WHEN lower({m}) LIKE 'gpt%' OR regexp_matches(lower({m}), '^o[0-9]') OR lower({m}) LIKE '%codex%' THEN 'openai'
-    WHEN lower({m}) LIKE '%gemini%' THEN 'gemini'
-    ELSE 'other' END"""
+# Model families (tokenizers differ per family, not per model): the first pattern matching the lowercased
+# model id names it; no model is "unknown", anything else "other". One list feeds both the SQL here
+# and the polars expression of the analysis frames (analyze.frames).
+FAMILY_PATTERNS = (("claude", "claude"), ("openai", "^gpt|^o[0-9]|codex"), ("gemini", "gemini"))
+FAMILY_SQL = (
+    "CASE WHEN {m} IS NULL THEN 'unknown' "
+    + " ".join(f"WHEN regexp_matches(lower({{m}}), '{pattern}') THEN '{family}'" for family, pattern in FAMILY_PATTERNS)
+    + " ELSE 'other' END"
+)
 
 # First listed content type of a result ("image,text" -> "image"); results without one are text.
 CONTENT_SQL = "coalesce(nullif(split_part({c}, ',', 1), ''), 'text')"

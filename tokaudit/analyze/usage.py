@@ -164,7 +164,7 @@ def _values_sql(rows: list[list[Any]]) -> tuple[str, list[Any]]:
     return f"SELECT * FROM (VALUES {', '.join([row_sql] * len(rows))}) AS v({columns})", [x for r in rows for x in r]
 
 
-def _pricing_ctes(store: Store, config: Config, tz: str, since: date | None, until: date | None) -> tuple[str, list[Any], list[str]]:
+def pricing_ctes(store: Store, config: Config, tz: str, since: date | None, until: date | None) -> tuple[str, list[Any], list[str]]:
     """CTEs ``calls``, ``prices`` and ``tiered`` (calls with the price tier each falls in).
 
     Returns the CTE text (to follow ``WITH``), its parameters and the models with no price.
@@ -209,34 +209,20 @@ def _pricing_ctes(store: Store, config: Config, tz: str, since: date | None, unt
     return ctes, [*params, *extra_params, price_source()], unpriced
 
 
-# Joins a row of ``tiered`` (or tokens summed per model, provider, day and tier) to its rates.
-_PRICE_JOIN = """
+# Joins a row of ``tiered`` (or tokens summed per model, provider, day and tier) to its rates ``p``.
+PRICE_JOIN = """
     LEFT JOIN prices AS p
       ON p.model = c.model AND p.provider = coalesce(c.provider, '') AND p.price_day = c.price_day AND p.above_input_tokens = c.tier
 """
-_COST_SQL = """(
+# What a row's input cost (all four kinds), and all it cost; NULL when its model has no rates.
+INPUT_COST_SQL = """(
       c.input_tokens * p.input_usd_per_token
     + c.cache_read_tokens * p.cache_read_usd_per_token
     + c.cache_write_5m_tokens * p.cache_write_5m_usd_per_token
-    + c.cache_write_1h_tokens * p.cache_write_1h_usd_per_token
+    + c.cache_write_1h_tokens * p.cache_write_1h_usd_per_token)"""
+COST_SQL = f"""({INPUT_COST_SQL}
     + c.output_tokens * p.output_usd_per_token
     + c.web_search_requests * p.web_search_usd_per_request)"""
-
-
-def priced_calls_sql(store: Store, config: Config, tz: str, since: date | None, until: date | None) -> tuple[str, list[Any], list[str]]:
-    """SQL for deduplicated requests with their cost (``cost_usd`` NULL when unpriced).
-
-    Returns the SQL, its parameters and the models that have no price.
-    """
-    ctes, params, unpriced = _pricing_ctes(store, config, tz, since, until)
-    sql = f"""
-        WITH {ctes}
-        SELECT c.* EXCLUDE (tier), p.price_model_id, p.pricing_tier,
-               CASE WHEN p.pricing_tier = 'override' THEN 'override' WHEN p.model IS NOT NULL THEN ? END AS price_source,
-               {_COST_SQL} AS cost_usd
-        FROM tiered AS c {_PRICE_JOIN}
-    """
-    return sql, [*params, price_source()], unpriced
 
 
 # Per dimension: the grouping expression over request rows, how to print the grouped value, the column name.
@@ -280,7 +266,7 @@ def usage_report(
     config = config or Config()
     if by in TOOL_DIMENSIONS:
         return _tool_report(store, by, since, until, tz)
-    ctes, params, unpriced = _pricing_ctes(store, config, tz, since, until)
+    ctes, params, unpriced = pricing_ctes(store, config, tz, since, until)
     key_expr, key_out, key_name = _GROUP_KEYS[by]
     inner_extra = outer_extra = ""
     if by == "session":
@@ -317,12 +303,12 @@ def usage_report(
                sum(c.output_tokens) AS output_tokens,
                sum(c.reasoning_tokens) AS reasoning_tokens,
                sum(c.total_tokens) AS total_tokens,
-               sum({_COST_SQL}) AS cost_usd,
+               sum({COST_SQL}) AS cost_usd,
                sum(c.calls) AS calls,
                coalesce(sum(c.calls) FILTER (WHERE p.model IS NULL), 0) AS unpriced_calls,
                sum(c.lower_bound_calls) AS lower_bound_calls
                {outer_extra}
-        FROM grouped AS c {_PRICE_JOIN}
+        FROM grouped AS c {PRICE_JOIN}
         GROUP BY k ORDER BY k
     """
     rows = fetch_dicts(store, query, params)

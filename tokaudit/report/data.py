@@ -33,7 +33,7 @@ import polars as pl
 
 from tokaudit.analyze.pricing import price_source
 from tokaudit.analyze.tokens import HEURISTIC_BYTES_PER_TOKEN, result_tokens_sql
-from tokaudit.analyze.usage import _COST_SQL, _PRICE_JOIN, _pricing_ctes
+from tokaudit.analyze.usage import COST_SQL, PRICE_JOIN, pricing_ctes
 from tokaudit.config import Config
 from tokaudit.errors import TokauditError
 from tokaudit.redact import redact
@@ -162,7 +162,7 @@ def load_calls(store: Store, config: Config, window: Window) -> pl.DataFrame:
     """
     # Priced without a window: turns are numbered over whole sessions, and the window is applied
     # as a flag. Tier choice and rates come from the same CTEs as `tokaudit usage`.
-    ctes, params, _ = _pricing_ctes(store, config, window.tz, None, None)
+    ctes, params, _ = pricing_ctes(store, config, window.tz, None, None)
     in_window, window_params = _in_window("CAST(c.ts_local AS DATE)", window)
     touched = "" if window.since is None and window.until is None else f"WHERE c.session_id IN (SELECT c.session_id FROM calls AS c WHERE {in_window})"
     rates = ", ".join(f"CAST(p.{r}_usd_per_token AS DOUBLE) AS _{r}" for r in _RATES)
@@ -179,7 +179,7 @@ def load_calls(store: Store, config: Config, window: Window) -> pl.DataFrame:
                c.is_aggregate, c.usage_source, c.output_is_lower_bound, c.cache_ttl_known,
                {in_window} AS in_window, {rates},
                c.web_search_requests * CAST(p.web_search_usd_per_request AS DOUBLE) AS _web_search_usd
-        FROM tiered AS c {_PRICE_JOIN}
+        FROM tiered AS c {PRICE_JOIN}
         {touched}
         """,
         [*params, *window_params, *(window_params if touched else [])],
@@ -276,12 +276,12 @@ def load_sessions(store: Store, session_ids: list[str]) -> pl.DataFrame:
 
 def window_totals(store: Store, config: Config, window: Window) -> dict[str, Any]:
     """Spend, tokens, requests and sessions of one window, summed in the database (for period-over-period deltas)."""
-    ctes, params, _ = _pricing_ctes(store, config, window.tz, window.since, window.until)
+    ctes, params, _ = pricing_ctes(store, config, window.tz, window.since, window.until)
     rows = fetch_dicts(
         store,
         f"""
         WITH {ctes}
-        SELECT CAST(sum({_COST_SQL}) AS DOUBLE) AS cost_usd,
+        SELECT CAST(sum({COST_SQL}) AS DOUBLE) AS cost_usd,
                coalesce(sum(CASE WHEN c.is_aggregate THEN coalesce(c.aggregate_calls, 1) ELSE 1 END)
                         FILTER (WHERE p.model IS NULL), 0) AS unpriced_requests,
                coalesce(sum(c.input_tokens), 0) AS input_tokens,
@@ -291,7 +291,7 @@ def window_totals(store: Store, config: Config, window: Window) -> dict[str, Any
                coalesce(sum(c.input_total_tokens + c.output_tokens), 0) AS total_tokens,
                coalesce(sum(CASE WHEN c.is_aggregate THEN coalesce(c.aggregate_calls, 1) ELSE 1 END), 0) AS requests,
                count(DISTINCT c.session_id) AS sessions
-        FROM tiered AS c {_PRICE_JOIN}
+        FROM tiered AS c {PRICE_JOIN}
         """,
         params,
     )
