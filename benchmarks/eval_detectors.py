@@ -10,9 +10,9 @@
    audited with ``run_audit`` — the same code path users run.
 3. Calibration uses the **reference benign sessions only**: every chain
    detector's threshold is set so it fires on at most 0.25 % of them
-   (``analyze.calibration``), and the combined verdict's score (the session's cost ratio to its cohort when a structural
-   chain detector fired, D1 or D10 fired) gets the cut-off that flags at most 1 %
-   (and 0.1 %) of them. No attack is seen before testing, so every attack family
+   (``analyze.calibration``), and the combined verdict's score (the excess
+   tokens it suspects: what the flagged chain was billed after its first call)
+   gets the cut-off that flags at most 1 % (and 0.1 %) of them. No attack is seen before testing, so every attack family
    and template family is held out.
 4. On the test corpus it reports, per detector (at its defaults) and for the
    combined verdict (at each calibrated cut-off): session FPR on benign
@@ -96,7 +96,8 @@ def session_scores(db: Path, labels: list[dict[str, Any]], config: Config) -> tu
         prev = s["fired"].get(f.detector)
         s["fired"][f.detector] = turn if prev is None or (turn is not None and turn < prev) else prev
         if f.detector == "economic_dos":
-            s["score"] = max(s["score"], f.value if f.value else 1e9)
+            # The verdict's score is the excess it suspects (tokens billed by the flagged chain after its first call).
+            s["score"] = max(s["score"], float(f.excess_tokens or 0) + 1.0)
             s["verdict_turn"] = turn
     # Exact-match guards: K consecutive calls of one tool with identical arguments.
     tools = tools.sort("session_id", "call_idx").with_columns(
@@ -187,7 +188,7 @@ def main(argv: list[str]) -> int:
     for target in (0.01, 0.001):
         cut = cutoff(benign_ref, target)
         res = evaluate(test_labels, test_scores, lambda s, cut=cut: (s["score"] > cut and s["score"] > 0, s.get("verdict_turn")))
-        rows.append((f"economic_dos, cut-off for ≤ {target:.1%} reference FPR (cost ratio > {cut:.2f})", res))
+        rows.append((f"economic_dos, cut-off for ≤ {target:.1%} reference FPR (suspected excess > {cut:,.0f} tokens)", res))
     detectors = sorted({d for s in test_scores.values() for d in s["fired"]})
     for d in detectors:
         rows.append((f"{d}", evaluate(test_labels, test_scores, lambda s, d=d: (d in s["fired"], s["fired"].get(d)))))

@@ -328,10 +328,11 @@ def audit_command(since, until, last, fail_on, no_save, as_json, ingest_paths, r
 
     Each finding says what was measured, against what threshold or cohort, on
     which turns, and the tokens and dollars it cost. The combined
-    `economic_dos` finding flags sessions where a structural chain (near-duplicate
-    calls, continuation loops, inflated arguments, withheld payloads, cycles)
-    met a cost far above the session's cohort. Thresholds: [detectors.NAME]
-    tables in tokaudit.toml.
+    `economic_dos` finding flags sessions where a server steered the agent
+    through a loop returning little, or calls cycled re-sending the same
+    arguments; or where a weaker chain (near-duplicate calls, inflated
+    arguments, verbose results) met a cost above the session's cohort.
+    Thresholds: [detectors.NAME] tables in tokaudit.toml.
 
     \b
     Examples:

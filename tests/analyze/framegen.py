@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import duckdb
 import polars as pl
 
-from tokaudit.analyze.frames import Frames, _session_totals
+from tokaudit.analyze.frames import SHAPE_SQL, STEERED_SQL, Frames, _session_totals
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
 from tokaudit.ingest.base import result_features
+from tokaudit.ingest.skeleton import args_values
 
 T0 = datetime(2026, 3, 10, 10, 0, 0)
 PRICE_IN = 3e-6
@@ -67,6 +69,7 @@ class Session:
                     "is_error": False, "call_idx": idx, "model": self.model,
                     "has_result": True, "has_continuation": re.search(CONTINUATION, result) is not None,
                     "has_directive": re.search(DIRECTIVES, result) is not None,
+                    "_args_values": args_values(args), "_skeleton": _skeleton(args), "_excerpt": result_features(result.encode())["result_excerpt"],
                     **{f"sig{i}": v for i, v in enumerate(result_features(result.encode())["result_sig"])},
                 }
             )
@@ -81,9 +84,27 @@ def _skeleton(args: str) -> str:
     return args_skeleton(args)
 
 
+def _with_steering(tools: pl.DataFrame) -> pl.DataFrame:
+    """The ``steered`` flag by the store's own rule (``analyze.frames.STEERED_SQL``), run by DuckDB."""
+    con = duckdb.connect()
+    con.register("t", tools.select("tool_call_id", "session_id", "tool_key", "call_idx", "_args_values", "_skeleton", "_excerpt").to_arrow())
+    flags = con.sql(
+        f"""
+        WITH s AS (SELECT *, _skeleton AS args_skeleton, {SHAPE_SQL} AS shape_hash FROM t), w AS (
+            SELECT tool_call_id, shape_hash, _args_values AS args_values, lag(_args_values) OVER same_shape AS _prev_values,
+                   lag(_args_values, 2) OVER same_shape AS _prev2_values, lag(_excerpt) OVER same_shape AS _prev_excerpt
+            FROM s WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY call_idx)
+        )
+        SELECT tool_call_id, shape_hash, coalesce({STEERED_SQL}, false) AS steered FROM w
+        """
+    ).pl()
+    return tools.join(flags, on="tool_call_id").sort("session_id", "call_idx").drop("_args_values", "_skeleton", "_excerpt")
+
+
 def frames(*sessions: Session, tool_defs: pl.DataFrame | None = None) -> Frames:
     calls = pl.DataFrame([c for s in sessions for c in s.calls], infer_schema_length=None)
     tools = pl.DataFrame([t for s in sessions for t in s.tools], infer_schema_length=None) if any(s.tools for s in sessions) else _empty_tools()
+    tools = _with_steering(tools) if "_args_values" in tools.columns else tools
     base = pl.DataFrame(
         [
             {"session_id": s.session_id, "agent": s.agent, "project": "p", "task_label": s.task_label, "outcome": s.outcome,
@@ -106,7 +127,7 @@ def frames(*sessions: Session, tool_defs: pl.DataFrame | None = None) -> Frames:
 
 def _empty_tools() -> pl.DataFrame:
     s = Session("x").turn(tools=[("t", "{}", "r")])
-    return pl.DataFrame(s.tools).clear()
+    return _with_steering(pl.DataFrame(s.tools)).clear()
 
 
 def benign(n: int, *, prefix: str = "benign", turns: int = 6, seed: int = 0) -> list[Session]:

@@ -87,15 +87,56 @@ def test_real_pagination_brings_new_content_and_is_not_withholding():
     findings = audit(*benign(30), s)
     assert not by(findings, "payload_withholding", s.session_id)
     assert not by(findings, "near_duplicates", s.session_id)
+    # Pagination is steered (the page goes up) but each page is new: no continuation loop.
+    assert not by(findings, "continuation_loop", s.session_id)
 
 
-def test_cycle_between_two_servers():
+def test_a_cursor_copied_from_a_repetitive_result_is_a_steered_loop():
+    s = Session("claude-code:drip")
+    cursor = "start"
+    for i in range(6):
+        nxt = f"c{i}q{i * 7919 % 1000:03d}zz"
+        # Lexicon-free: the same filler every time and a position token to pass back.
+        s.turn(tools=[("docs/get_page", f'{{"topic":"auth","position":"{cursor}"}}', f"Overview of auth. Position token {nxt}.")])
+        cursor = nxt
+    findings = audit(*benign(30), s)
+    (loop,) = by(findings, "continuation_loop", s.session_id)
+    assert loop.value == 6 and loop.evidence["steered_novelty"] < 0.4
+    assert by(findings, "economic_dos", s.session_id)
+
+
+def test_batch_updates_over_a_listing_are_not_steered():
+    """Ids taken from an earlier listing, templated confirmations: looks like a counter loop, but the
+    server never chose the next arguments."""
+    s = Session("claude-code:batch")
+    ids = ["OPS-1175", "OPS-4114", "OPS-4496", "OPS-3582", "OPS-979", "OPS-2210", "OPS-318", "OPS-4021"]
+    s.turn(tools=[("linear/list_issues", '{"team":"OPS"}', " ".join(ids))])
+    for issue in ids:
+        s.turn(tools=[("linear/update_issue", f'{{"issue_id":"{issue}","state":"Done"}}', f"Updated {issue}: state Done")])
+    findings = audit(*benign(30), s)
+    assert not by(findings, "continuation_loop", s.session_id)
+    assert not by(findings, "economic_dos", s.session_id)
+
+
+def test_cycle_between_two_servers_re_sending_a_draft():
     s = Session("claude-code:cycle")
-    for _ in range(8):
-        s.turn(tools=[("analyzer/analyze", '{"doc":"report.md","pass":1}', "analysis incomplete; refinement needed")])
+    draft = "Section 2 covers the rollout plan, its risks and the checks before each stage. " * 8
+    for _ in range(4):
+        s.turn(tools=[("analyzer/analyze", f'{{"doc":"report.md","text":"{draft}"}}', "analysis incomplete; refinement needed")])
         s.turn(tools=[("validator/validate", '{"doc":"report.md"}', "validation pending; refinement needed")])
     findings = audit(*benign(30), s)
     assert by(findings, "cycles", s.session_id)
+    assert by(findings, "economic_dos", s.session_id)
+
+
+def test_polling_between_sleeps_is_not_a_cycle():
+    s = Session("claude-code:poll-sleep")
+    for _ in range(12):
+        s.turn(tools=[("Bash", '{"command":"sleep 30"}', "")])
+        s.turn(tools=[("ci/get_job", '{"job_id":"j-42"}', "status: running")])
+    findings = audit(*benign(30), s)
+    assert not by(findings, "cycles", s.session_id)
+    assert not by(findings, "economic_dos", s.session_id)
 
 
 def test_overthinking_after_a_tool_result():

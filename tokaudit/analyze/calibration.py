@@ -30,15 +30,16 @@ class Knob:
     metric: str  # "value" (the finding's value) or an evidence key
     integer: bool
     finding_metric: str | None = None  # only findings reporting this metric (a detector may report several)
+    floor: float = 0  # never below this: a chain of one or two calls is no chain, whatever the reference says
 
 
 KNOBS = (
-    Knob("same_tool_chain", "min_len", {"min_len": 2}, "value", True),
-    Knob("near_duplicates", "min_len", {"min_len": 2}, "value", True),
-    Knob("continuation_loop", "min_len", {"min_len": 2}, "calls", True),
-    Knob("payload_withholding", "min_len", {"min_len": 2}, "calls", True),
+    Knob("same_tool_chain", "min_len", {"min_len": 2}, "value", True, floor=15),
+    Knob("near_duplicates", "min_len", {"min_len": 2}, "value", True, floor=4),
+    Knob("continuation_loop", "min_len", {"min_len": 2}, "value", True, floor=3),
+    Knob("payload_withholding", "min_len", {"min_len": 2}, "calls", True, floor=4),
     Knob("argument_inflation", "min_args_tokens", {"min_args_tokens": 1}, "value", True),
-    Knob("cycles", "min_repetitions", {"min_repetitions": 2}, "value", True),
+    Knob("cycles", "min_repetitions", {"min_repetitions": 2}, "value", True, floor=2),
     Knob("amplification", "min_times_tool_median", {"min_times_tool_median": 1.0, "min_result_tokens": 0}, "value", False,
          "result_size_vs_tool_median"),
     Knob("overthinking", "min_times_median", {"min_times_median": 1.0, "min_tokens": 0}, "value", False),
@@ -75,6 +76,6 @@ def calibrate_thresholds(frames: Frames, *, fpr: float = 0.0025, base: dict[str,
             value = f.value if knob.metric == "value" else f.evidence.get(knob.metric, 0)
             largest[f.session_id] = max(largest[f.session_id], float(value or 0))
         q = _quantile(list(largest.values()), 1 - fpr)
-        threshold: float = math.floor(q) + 1 if knob.integer else q * 1.0001 + 1e-9
+        threshold: float = max(knob.floor, math.floor(q) + 1 if knob.integer else q * 1.0001 + 1e-9)
         out.setdefault(knob.detector, {})[knob.param] = int(threshold) if knob.integer else float(threshold)
     return out

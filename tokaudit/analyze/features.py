@@ -11,6 +11,11 @@
 * skeleton runs — within a run, consecutive calls whose arguments have the same
   skeleton (only numbers, ids or long strings changed): ``skel_run_id``,
   ``skel_run_len``.
+* steered chains — calls of one tool with one argument shape in a session
+  (other calls may come between) where the calls after the first are ``steered`` (their changed arguments went
+  up or were copied from the previous result, ``analyze.frames``), tolerating
+  one unsteered call at a time: ``steer_chain_id``, ``steer_chain_len``. The
+  server drove such a chain.
 * ``billed_tokens``, ``billed_usd`` — input (all kinds) plus output of the
   request that asked for the call, and its cost, divided among the calls it asked for.
 
@@ -37,7 +42,24 @@ def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
         valid = same_tool & pl.col("has_result").shift(k) & pl.col(SIG_COLUMNS[0]).shift(k).is_not_null()
         best = pl.max_horizontal(best, pl.when(valid).then(equal_bins / SIG_BINS).otherwise(0.0))
     novelty = pl.when(pl.col("has_result") & pl.col(SIG_COLUMNS[0]).is_not_null()).then(1.0 - best)
-    return t.with_columns(novelty.alias("novelty")).sort("session_id", "call_idx")
+    t = t.with_columns(novelty.alias("novelty"))
+    return _steer_chains(t).sort("session_id", "call_idx")
+
+
+def _steer_chains(tools: pl.DataFrame) -> pl.DataFrame:
+    """Number the steered chains: per session, tool and argument shape, in call order."""
+    t = tools.sort("session_id", "tool_key", "shape_hash", "call_idx")
+    same = (
+        (pl.col("session_id") == pl.col("session_id").shift(1))
+        & (pl.col("tool_key") == pl.col("tool_key").shift(1))
+        & (pl.col("shape_hash") == pl.col("shape_hash").shift(1))
+    )
+    # Two unsteered calls in a row start a chain (the first call of a tool and shape never is
+    # steered), so a running count of them numbers the chains. One unsteered call inside a chain
+    # does not end it: an off-script attempt by the model comes back to the loop.
+    prev_steered = pl.when(same).then(pl.col("steered").shift(1)).otherwise(False)
+    t = t.with_columns((~pl.col("steered") & ~prev_steered).cum_sum().alias("steer_chain_id"))
+    return t.with_columns(pl.len().over("steer_chain_id").alias("steer_chain_len"))
 
 
 def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOKBACK_CALLS) -> pl.DataFrame:
@@ -49,6 +71,8 @@ def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOK
             pl.lit(None, pl.UInt32).alias("run_len"),
             pl.lit(None, pl.Int64).alias("run_pos"),
             pl.lit(None, pl.Int64).alias("skel_run_id"),
+            pl.lit(None, pl.UInt32).alias("steer_chain_id"),
+            pl.lit(None, pl.UInt32).alias("steer_chain_len"),
             pl.lit(None, pl.UInt32).alias("skel_run_len"),
             pl.lit(None, pl.Float64).alias("billed_tokens"),
             pl.lit(None, pl.Float64).alias("billed_usd"),

@@ -20,7 +20,10 @@ quote afterwards (``analyze.audit``).
   else the tool name), argument and result tokens with their methods, hashes of
   the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
   long strings stay in the store), ``sig0``…``sig7`` (the result's word MinHash),
-  ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``).
+  ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``),
+  ``shape_hash`` (the arguments' keys), ``steered`` (the arguments changed only in ways the
+  previous call of the same tool and shape and its result dictated: a counter going up, a value
+  copied from the result — ``STEERED_SQL``).
 * ``sessions`` — per session: agent, task label, outcome, model, request and
   tool-call counts, tokens, cost.
 * ``tool_defs`` and ``events`` as stored.
@@ -171,26 +174,57 @@ def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
     return full.sort("_row")["segment"].fill_null(0).cast(pl.Int64)
 
 
+# A call is *steered* when every argument value that changed since the previous call of the same
+# tool and argument shape (the same keys) went up (a counter, page or offset), was copied from that
+# call's result (a cursor, a scope the result named), or restores a long value sent the call before
+# (a REPAIR resend) — and any values added were copied from the result (cumulative restating): the
+# server, not the task, chose what the model sent next. Batch work (values from an earlier listing),
+# polling (nothing changed) and new questions are not steered. Values are compared slot by slot
+# (ingest.skeleton.args_values).
+STEERED_SQL = """
+    _prev_values IS NOT NULL AND args_values IS NOT NULL AND len(args_values) >= len(_prev_values)
+    AND args_values != _prev_values
+    AND list_bool_and(list_transform(range(1, len(args_values) + 1), lambda i:
+        coalesce(args_values[i] = _prev_values[i], false)
+        OR coalesce(TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST(_prev_values[i] AS DOUBLE), false)
+        OR (length(args_values[i]) >= 4 AND coalesce(contains(_prev_excerpt, args_values[i]), false))
+        OR (length(args_values[i]) >= 16 AND coalesce(args_values[i] = _prev2_values[i], false))))
+"""
+# The keys of a call's arguments, from its skeleton: calls of one tool asking different kinds of
+# question (other keys) are compared and chained separately.
+SHAPE_SQL = """hash(regexp_extract_all(args_skeleton, '"((?:[^"\\\\]|\\\\.)*)"\\s*:', 1))"""
+
+
 def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) -> pl.DataFrame:
     sig = ", ".join(f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS))
     tools = _arrow(
         store,
         f"""
-        SELECT t.session_id, t.tool_call_id, hash(t.call_key) AS call_hash, coalesce(t.ts_utc, t.result_ts_utc) AS ts_utc,
-               CASE WHEN t.mcp_server IS NOT NULL THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) ELSE t.tool_name END
-                   AS tool_key,
+        WITH t AS (
+            SELECT t.*, coalesce(t.ts_utc, t.result_ts_utc) AS _ts,
+                   CASE WHEN t.mcp_server IS NOT NULL THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) ELSE t.tool_name END
+                       AS tool_key
+            FROM ({tool_calls_sql()}) AS t
+            WHERE {window.replace("session_id", "t.session_id", 1)}
+        ), w AS (
+            SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
+                   lag(result_excerpt) OVER same_shape AS _prev_excerpt
+            FROM (SELECT *, {SHAPE_SQL} AS shape_hash FROM t)
+            WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY _ts NULLS FIRST, line_no)
+        )
+        SELECT t.session_id, t.tool_call_id, hash(t.call_key) AS call_hash, t._ts AS ts_utc, t.tool_key,
                t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
                t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method,
                {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
                t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
                coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
+               t.shape_hash, coalesce({STEERED_SQL}, false) AS steered,
                {sig}
-        FROM ({tool_calls_sql()}) AS t
-        WHERE {window.replace("session_id", "t.session_id", 1)}
-        ORDER BY t.session_id, coalesce(t.ts_utc, t.result_ts_utc) NULLS FIRST, t.line_no
+        FROM w AS t
+        ORDER BY t.session_id, t._ts NULLS FIRST, t.line_no
         """,
-        [CONTINUATION, DIRECTIVES, *window_params],
+        [*window_params, CONTINUATION, DIRECTIVES],
     )
     tools = tools.with_columns(_index_within(tools, "session_id").alias("call_idx"))
     tools = _attach_turns(tools, calls)

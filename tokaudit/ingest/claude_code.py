@@ -52,7 +52,7 @@ import msgspec
 from msgspec import Meta, Raw, Struct
 
 from tokaudit.ingest.base import Line, ParseResult, check_utf8, result_features, sha256_hex, split_mcp_name, total_tokens, utc_naive
-from tokaudit.ingest.skeleton import args_skeleton
+from tokaudit.ingest.skeleton import args_skeleton, args_values
 
 FORMAT = "claude-code"
 AGENT = "claude-code"
@@ -468,5 +468,6 @@ def _add_tool_use(result: ParseResult, line: Line, block: Block, session_id: str
             "args_bytes": len(args),
             "args_sha256": sha256_hex(args),
             "args_skeleton": args_skeleton(args) if args else None,
+            "args_values": args_values(args) if args else None,
         }
     )

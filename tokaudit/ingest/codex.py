@@ -58,7 +58,7 @@ from tokaudit.ingest.base import (
     split_mcp_name,
     utc_naive,
 )
-from tokaudit.ingest.skeleton import args_skeleton
+from tokaudit.ingest.skeleton import args_skeleton, args_values
 
 FORMAT = "codex"
 AGENT = "codex"
@@ -426,6 +426,7 @@ def _response_item_line(result: ParseResult, line: Line, item: ResponseItem, ses
                 "args_bytes": len(args),
                 "args_sha256": sha256_hex(args),
                 "args_skeleton": args_skeleton(args) if args else None,
+                "args_values": args_values(args) if args else None,
             }
         )
         result.state["pending_tools"].append(tool_call_id)

@@ -71,7 +71,7 @@ import msgspec
 from msgspec import Meta, Raw, Struct
 
 from tokaudit.ingest.base import Line, ParseResult, check_utf8, result_features, sha256_hex, split_mcp_name, utc_naive
-from tokaudit.ingest.skeleton import args_skeleton
+from tokaudit.ingest.skeleton import args_skeleton, args_values
 from tokaudit.ingest.tokens import count_tokens
 
 FORMAT = "generic"
@@ -460,6 +460,7 @@ def _tool_call(result: ParseResult, line: Line, ev: ToolCallEvent, ts: datetime 
         row["args_bytes"] = len(data)
         row["args_sha256"] = sha256_hex(data)
         row["args_skeleton"] = args_skeleton(text)
+        row["args_values"] = args_values(text)
         if ev.args_tokens is None:
             row["args_tokens"], row["args_tokens_method"] = count_tokens(text)
     if _has_result(ev):

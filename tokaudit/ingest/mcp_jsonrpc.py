@@ -136,7 +136,7 @@ from typing import Any
 import msgspec
 
 from tokaudit.ingest.base import Line, ParseResult, check_utf8, result_features, sha256_hex, utc_naive
-from tokaudit.ingest.skeleton import args_skeleton
+from tokaudit.ingest.skeleton import args_skeleton, args_values
 from tokaudit.ingest.tokens import count_tokens, heuristic_tokens
 
 FORMAT = "mcp-jsonrpc"
@@ -551,10 +551,10 @@ class McpTracker:
         if "arguments" in params:
             args = _encode(params["arguments"])
             tokens, method = count_tokens(args.decode("utf-8", "replace"))
-            row.update(args_bytes=len(args), args_sha256=sha256_hex(args), args_skeleton=args_skeleton(args),
+            row.update(args_bytes=len(args), args_sha256=sha256_hex(args), args_skeleton=args_skeleton(args), args_values=args_values(args),
                        args_tokens=tokens, args_tokens_method=method)  # fmt: skip
         else:
-            row.update(args_bytes=0, args_sha256=sha256_hex(b""), args_skeleton=None, args_tokens=0, args_tokens_method=None)
+            row.update(args_bytes=0, args_sha256=sha256_hex(b""), args_skeleton=None, args_values=None, args_tokens=0, args_tokens_method=None)
         self._row(conn, tcid, protocol_call_id=_id_text(id_value), **row)
         return tcid
 

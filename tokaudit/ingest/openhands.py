@@ -84,7 +84,7 @@ import msgspec
 from msgspec import Meta, Raw, Struct
 
 from tokaudit.ingest.base import Line, ParseResult, Problem, check_utf8, result_features, sha256_hex, utc_naive
-from tokaudit.ingest.skeleton import args_skeleton
+from tokaudit.ingest.skeleton import args_skeleton, args_values
 from tokaudit.ingest.tokens import count_tokens
 
 FORMAT = "openhands"
@@ -517,6 +517,7 @@ def _tool_call(
         "args_bytes": len(args) if args is not None else None,
         "args_sha256": sha256_hex(args) if args is not None else None,
         "args_skeleton": args_skeleton(args) if args else None,
+        "args_values": args_values(args) if args else None,
         "args_tokens": args_tokens,
         "args_tokens_method": args_method,
         "protocol_call_id": protocol_id,

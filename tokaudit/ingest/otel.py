@@ -171,7 +171,7 @@ from typing import Any
 import msgspec
 
 from tokaudit.ingest.base import Line, ParseResult, check_utf8, result_features, sha256_hex, split_mcp_name
-from tokaudit.ingest.skeleton import args_skeleton
+from tokaudit.ingest.skeleton import args_skeleton, args_values
 from tokaudit.ingest.tokens import count_tokens
 
 FORMAT = "otel"
@@ -714,7 +714,7 @@ def _tool_name(attrs: dict[str, Any], name: str) -> str | None:
 
 def _measure_args(text: bytes) -> dict[str, Any]:
     tokens, method = count_tokens(text.decode("utf-8", "replace"))
-    return {"args_bytes": len(text), "args_sha256": sha256_hex(text), "args_skeleton": args_skeleton(text) if text else None,
+    return {"args_bytes": len(text), "args_sha256": sha256_hex(text), "args_skeleton": args_skeleton(text) if text else None, "args_values": args_values(text) if text else None,
             "args_tokens": tokens, "args_tokens_method": method}  # fmt: skip
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from tokaudit.redact import redact
+
 MAX_SKELETON_CHARS = 2000
 _LONG_STRING_CHARS = 24
 
@@ -66,3 +68,42 @@ def args_skeleton(raw: bytes | str) -> str:
 
 def _mask(text: str) -> str:
     return _VALUE.sub(_replace, text)
+
+
+# --- argument values, for following where a call's arguments came from --------------------------
+
+MAX_ARG_VALUES = 32
+MAX_ARG_VALUE_CHARS = 64
+
+# Every string or number value (after ':' ',' or '['; keys are followed by ':' and are not values).
+_ANY_VALUE = re.compile(r'[:,\[]\s*(?:"([^"\\]*(?:\\.[^"\\]*)*)"(?!\s*:)|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?))', re.S)
+
+
+def args_values(raw: bytes | str) -> list[str]:
+    """The string and number values of a call's JSON arguments, in order, each cut to 64 characters.
+
+    Analysis compares them slot by slot with the previous call of the same tool
+    to tell a server-steered chain — a counter that goes up, a cursor or scope
+    copied from the previous result — from batch work whose values come from
+    elsewhere (``analyze.frames``). Secrets are redacted before values are
+    taken, and both the count and the length are bounded, so a huge argument
+    stores little. Free-text input is one value.
+
+    Examples:
+        >>> args_values(b'{"page":3,"query":"open bugs","cursor":"c2VjcmV0MTIz"}')
+        ['3', 'open bugs', 'c2VjcmV0MTIz']
+        >>> args_values('{"api_key": "abcd1234efgh", "n": [1, 2]}')
+        ['[REDACTED]', '1', '2']
+        >>> args_values("*** Begin Patch")
+        ['*** Begin Patch']
+    """
+    text = redact(raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw)
+    if not text.lstrip().startswith(("{", "[")):
+        return [text[:MAX_ARG_VALUE_CHARS]] if text else []
+    values = []
+    for match in _ANY_VALUE.finditer(text):
+        string, number = match.groups()
+        values.append((string if string is not None else number)[:MAX_ARG_VALUE_CHARS])
+        if len(values) == MAX_ARG_VALUES:
+            break
+    return values

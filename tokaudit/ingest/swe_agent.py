@@ -87,7 +87,7 @@ import msgspec
 from msgspec import Meta, Raw, Struct
 
 from tokaudit.ingest.base import Line, ParseResult, Problem, check_utf8, result_features, sha256_hex
-from tokaudit.ingest.skeleton import args_skeleton
+from tokaudit.ingest.skeleton import args_skeleton, args_values
 from tokaudit.ingest.tokens import count_tokens
 
 FORMAT = "swe-agent"
@@ -525,6 +525,7 @@ def _tool_row(
         "args_bytes": len(args),
         "args_sha256": sha256_hex(args),
         "args_skeleton": args_skeleton(args) if args else None,
+        "args_values": args_values(args) if args else None,
         "args_tokens": args_tokens,
         "args_tokens_method": args_method,
         "protocol_call_id": _clip(protocol_id) if protocol_id else None,

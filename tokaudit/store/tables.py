@@ -162,6 +162,9 @@ tool_calls = Table(
     # detectors read and findings quote.
     Column("result_excerpt", Text),
     Column("result_sig", ARRAY(BigInteger)),  # MinHash of the result's words, 8 bins (ingest.base.result_features)
+    # The arguments' string and number values, bounded and redacted (ingest.skeleton.args_values):
+    # where a call's arguments came from (a counter, the previous result) is read from them.
+    Column("args_values", ARRAY(Text)),
     PrimaryKeyConstraint("source_id", "tool_call_id"),
 )
 

@@ -1,10 +1,14 @@
 """D6 — argument inflation: the model writes long arguments the task does not need.
 
-Within a run of one tool: the arguments total ≥ ``min_args_tokens`` over ≥
-``min_calls`` calls of a tool that is not a content writer (write, edit, patch,
-exec …, whose arguments *are* the work); or the arguments grow ``min_growth``× from
-the first call to the last over ≥ 4 calls (cumulative restating); or arguments
-make ≥ ``min_args_share`` of the output tokens of ≥ ``min_calls`` requests.
+Within a run of one tool that is not a content writer (write, edit, patch,
+exec …, whose arguments *are* the work), counting only calls with long
+arguments (≥ ``min_call_args_tokens`` each): they total ≥ ``min_args_tokens``
+over ≥ ``min_calls`` calls; or such arguments make ≥ ``min_args_share`` of the
+output tokens of ≥ ``min_calls`` requests; or the arguments grow
+``min_growth``× from the first call to the last over ≥ 4 calls (cumulative
+restating). Short arguments never count, however many: a long pagination or
+batch run writes little per call, and a request that only calls a tool always
+has arguments as most of its output.
 Arguments are output tokens — the most expensive kind — and are re-sent as input
 on every later request. Catches ``calibration_sequence``-style schemas.
 """
@@ -30,6 +34,7 @@ class Params:
     min_calls: int = 3
     min_growth: float = 3.0
     min_args_share: float = 0.8
+    min_call_args_tokens: int = 100
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -44,24 +49,30 @@ def detect(context: Context, params: Params) -> list[Finding]:
     runs = run_groups(tools, "run_id", params.min_calls)
     if runs.is_empty():
         return []
+    long_args = pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens
     extra = tools.filter(pl.col("run_id").is_not_null()).group_by("session_id", "run_id").agg(
         pl.col("args_tokens").first().alias("first_args"),
         pl.col("args_tokens").last().alias("last_args"),
-        (pl.col("_share") >= params.min_args_share).sum().alias("high_share_calls"),
+        pl.col("args_tokens").filter(long_args).sum().alias("long_args_tokens"),
+        long_args.sum().alias("long_args_calls"),
+        ((pl.col("_share") >= params.min_args_share) & long_args).sum().alias("high_share_calls"),
     )
     runs = runs.join(extra, on=["session_id", "run_id"]).with_columns(
         pl.col("tool_key").str.contains(CONTENT_TOOLS).alias("content_tool"),
         (pl.col("last_args") / pl.max_horizontal(pl.col("first_args"), pl.lit(1))).alias("growth"),
     )
-    by_total = (pl.col("args_tokens") >= params.min_args_tokens) & ~pl.col("content_tool")
-    by_growth = (pl.col("growth") >= params.min_growth) & (pl.col("calls") >= 4) & ~pl.col("content_tool")
+    by_total = (pl.col("long_args_tokens") >= params.min_args_tokens) & (pl.col("long_args_calls") >= params.min_calls) & ~pl.col("content_tool")
+    by_growth = (
+        (pl.col("growth") >= params.min_growth) & (pl.col("calls") >= 4)
+        & (pl.col("last_args") >= params.min_call_args_tokens) & ~pl.col("content_tool")
+    )
     by_share = (pl.col("high_share_calls") >= params.min_calls) & ~pl.col("content_tool")
     runs = runs.filter(by_total | by_growth | by_share)
     return [
         chain_finding(
-            context, run, detector=NAME, metric="run_args_tokens", value=run["args_tokens"],
-            threshold=f"≥ {params.min_args_tokens:,} argument tokens over ≥ {params.min_calls} calls, growth ≥ {params.min_growth}×, "
-            f"or arguments ≥ {params.min_args_share:.0%} of output on ≥ {params.min_calls} requests",
+            context, run, detector=NAME, metric="run_args_tokens", value=run["long_args_tokens"],
+            threshold=f"≥ {params.min_args_tokens:,} argument tokens over ≥ {params.min_calls} calls of ≥ {params.min_call_args_tokens} each, "
+            f"growth ≥ {params.min_growth}×, or such arguments ≥ {params.min_args_share:.0%} of output on ≥ {params.min_calls} requests",
             what=(
                 f"The model wrote {int(run['args_tokens']):,} tokens of arguments for a tool that does not need long input "
                 f"(first call {int(run['first_args']):,}, last {int(run['last_args']):,} tokens); arguments are billed as output "

@@ -1,13 +1,19 @@
-"""D5 — continuation loop with low yield.
+"""D5 — continuation loop: a chain the server steered, returning little that is new.
 
-A run of calls to one tool with one argument skeleton whose arguments do change
-(a counter, page or cursor — ``counter_only``) **or** whose results read like
-continuation notices (``has_more``, ``next_cursor``, "page 3 of 9", "partial",
-"segment", "remaining" … — ``analyze.lexicon``), while the run's payload yield (new result tokens per
-billed token) stays below ``max_yield``. Fires on runs of ``min_len`` or more. The
-counter-only test needs no wording, so lexicon-free notices are still caught.
-False positives: small-page pagination and job polling (both return new content
-or finish quickly; the yield gate and the cohort cost gate separate them).
+A chain of calls to one tool (other calls may come between) in which the calls
+after the first are *steered* (one unsteered call at a time is tolerated: a
+REPAIR resend): the arguments that changed either went up (a
+counter, page or offset) or were copied from the previous result (a cursor, a
+scope or id the result named) — ``analyze.frames``. The server, not the task,
+chose what the model sent next. Fires when such a chain reaches ``min_len``
+calls while the steered calls' results stay repetitive (mean novelty below
+``max_novelty``, leaving out the chain's last call, which may carry the payload
+the others withheld): PROGRESS/REPAIR counters, cursor drip-feeding, "coverage 60 %,
+continue with scope X". No wording is read, so lexicon-free notices are caught
+alike; whether the results also read like continuation notices is reported.
+False positives: real pagination is steered too, but every page is new content
+(novelty well above the threshold); batch work over a listing and polling are
+not steered (the values come from elsewhere, or nothing changes).
 """
 
 from __future__ import annotations
@@ -20,38 +26,44 @@ from tokaudit.analyze.detectors import Finding
 from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups
 
 NAME = "continuation_loop"
-TITLE = "Continuation loop returning little (D5)"
+TITLE = "Server-steered loop returning little new (D5)"
 
 
 @dataclass(frozen=True)
 class Params:
-    min_len: int = 5
-    max_yield: float = 0.1
+    min_len: int = 3
+    max_novelty: float = 0.4
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
-    tools = context.tools.with_columns(pl.col("has_continuation").alias("_marker"))
-    runs = run_groups(tools, "skel_run_id", params.min_len)
+    tools = context.tools
+    runs = run_groups(tools, "steer_chain_id", params.min_len)
     if runs.is_empty():
         return []
-    extra = tools.group_by("session_id", "skel_run_id").agg(
-        pl.col("args_hash").n_unique().alias("distinct_args"), pl.col("_marker").mean().alias("marker_share")
+    # The chain's last call may carry the payload the others withheld; the loop is what came before it.
+    steered = tools.filter(pl.col("steered"))
+    steered = steered.with_columns((pl.col("call_idx") == pl.col("call_idx").max().over("steer_chain_id")).alias("_last")).group_by("steer_chain_id").agg(
+        pl.col("novelty").filter(~pl.col("_last")).mean().alias("steered_novelty"),
+        (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("steered_novel_tokens"),
+        (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("steered_traffic_tokens"),
+        pl.col("has_continuation").mean().alias("marker_share"),
     )
-    runs = runs.join(extra, on=["session_id", "skel_run_id"]).with_columns(
-        (pl.col("novel_tokens") / pl.max_horizontal(pl.col("traffic_tokens"), pl.lit(1.0))).alias("run_yield")
-    )
-    runs = runs.filter((pl.col("distinct_args") > 1) & (pl.col("run_yield") < params.max_yield))
+    runs = runs.join(steered, on="steer_chain_id").filter(pl.col("steered_novelty") < params.max_novelty)
     findings = []
     for run in runs.iter_rows(named=True):
-        how = "arguments change only in a counter, page or cursor" + (
-            " and the results read like continuation notices" if run["marker_share"] >= 0.5 else ""
-        )
+        yield_share = run["steered_novel_tokens"] / max(run["steered_traffic_tokens"], 1)
+        wording = " Its results also read like continuation notices." if run["marker_share"] >= 0.5 else ""
         findings.append(
             chain_finding(
-                context, run, detector=NAME, metric="run_yield", value=run["run_yield"],
-                threshold=f"< {params.max_yield} over ≥ {params.min_len} calls",
-                what=f"A continuation loop: {how}, and only {run['run_yield']:.1%} of the tokens the calls added to the context was new result content.",
-                extra={"distinct_args": run["distinct_args"], "continuation_marker_share": run["marker_share"]},
+                context, run, detector=NAME, metric="steered_chain_length", value=run["calls"],
+                threshold=f"≥ {params.min_len} steered calls with mean result novelty < {params.max_novelty}",
+                what=(
+                    "A server-steered loop: each call's changed arguments were a counter going up or a value copied "
+                    f"from the previous result, and the results were mostly repeats (mean novelty {run['steered_novelty']:.2f}; "
+                    f"{yield_share:.1%} of the steered calls' argument and result tokens was new content).{wording}"
+                ),
+                extra={"steered_novelty": run["steered_novelty"], "payload_yield": yield_share,
+                       "continuation_marker_share": run["marker_share"]},
             )
         )
     return findings

@@ -1,10 +1,14 @@
 """D15 — period-2/3 cycles: the same two or three calls over and over.
 
-The sequence of (tool, argument skeleton) in a session repeating with period
-p ∈ {2, 3} over ≥ ``min_repetitions`` periods, across at least two distinct
-tools, with mean result novelty below ``max_novelty`` (analyze → validate →
-refine loops between co-registered servers; ping-pong). False positives:
-read → edit → test coding cycles, whose results are new each time.
+The sequence of calls (tool and exact arguments) in a session repeating with
+period p ∈ {2, 3} over ≥ ``min_repetitions`` periods, across at least two
+distinct tools, with mean result novelty below ``max_novelty`` and the model
+re-writing at least ``min_mean_args_tokens`` of arguments per call (analyze →
+validate → refine loops between co-registered servers re-sending the same
+draft; ping-pong). False positives: read → edit → test coding cycles change
+their arguments every time; polling a job between sleeps repeats the very same
+calls but with a few tokens of arguments and real waiting, which the argument
+floor leaves to the chain-length detector (D3).
 """
 
 from __future__ import annotations
@@ -22,15 +26,16 @@ TITLE = "Calls cycling between two or three tools (D15)"
 
 @dataclass(frozen=True)
 class Params:
-    min_repetitions: int = 3
+    min_repetitions: int = 2
     max_novelty: float = 0.5
+    min_mean_args_tokens: int = 50
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
     t = context.tools
     if t.is_empty():
         return []
-    t = t.with_columns(pl.struct("tool_key", "skel_hash").hash().alias("_sig"))
+    t = t.with_columns(pl.struct("tool_key", "args_hash").hash().alias("_sig"))
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     for period in (2, 3):
@@ -59,6 +64,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             (pl.col("matched") >= period * (params.min_repetitions - 1))
             & (pl.col("tools") >= 2)
             & (pl.col("mean_novelty").fill_null(0) < params.max_novelty)
+            & (pl.col("args_tokens") >= params.min_mean_args_tokens * pl.col("matched"))
         )
         for run in stretches.iter_rows(named=True):
             key = (run["session_id"], run["first_turn"])
@@ -69,8 +75,10 @@ def detect(context: Context, params: Params) -> list[Finding]:
             findings.append(
                 chain_finding(
                     context, run, detector=NAME, metric="cycle_repetitions", value=run["calls"] / period,
-                    threshold=f"≥ {params.min_repetitions} repetitions of a period-{period} cycle with novelty < {params.max_novelty}",
-                    what=f"A period-{period} cycle across {run['tools']} tools repeated {run['calls'] / period:.0f} times, returning little new.",
+                    threshold=(f"≥ {params.min_repetitions} repetitions of a period-{period} cycle with novelty < {params.max_novelty} "
+                               f"and ≥ {params.min_mean_args_tokens} argument tokens per call"),
+                    what=(f"A period-{period} cycle across {run['tools']} tools repeated {run['calls'] / period:.0f} times with the same arguments "
+                          f"({run['args_tokens']:,} argument tokens re-written), returning little new."),
                     extra={"period": period},
                 )
             )

@@ -1,11 +1,12 @@
 """Economic DoS suspected — the combined verdict per session.
 
-A session is flagged when a structural chain detector fired — near-duplicate
-calls (D4), a continuation loop (D5), argument inflation (D6), a cycle (D15) or
-verbose (sponge) results (D2);
-payload withholding (D14) counts only beside one of those, since job polling
-has its shape — **and** the session cost at least ``min_cost_ratio`` × its cohort
-median; or when its cost alone is a blowup (D1); or on reasoning overthinking (D10);
+A session is flagged when a server-steered loop returning little (D5) or a
+cycle re-sending the same calls (D15) ran in it — both specific enough to stand
+alone; or when a weaker structural detector fired — near-duplicate calls (D4),
+argument inflation (D6) or verbose (sponge) results (D2); payload withholding
+(D14) counts only beside one of those, since job polling has its shape — **and**
+the session cost at least ``min_cost_ratio`` × its cohort median; or when its
+cost alone is a blowup (D1); or on reasoning overthinking (D10);
 or when a server changed its tool definitions mid-session (D12) and the session
 then paid for cache misses (D8) or cost ≥ ``min_cost_ratio`` × its cohort. Directive wording (D13) is never needed: it
 only enriches the explanation. The explanation names the tool and server the
@@ -23,6 +24,7 @@ from tokaudit.analyze.detectors._common import Context
 NAME = "economic_dos"
 TITLE = "Economic DoS suspected (combined)"
 
+STRONG = ("continuation_loop", "cycles")  # structural evidence that needs no cost gate
 STRUCTURAL = ("near_duplicates", "continuation_loop", "argument_inflation", "cycles")
 SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
 
@@ -57,7 +59,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
         reasons = []
-        if structural and ratio is not None and ratio >= params.min_cost_ratio:
+        if any(f.detector in STRONG for f in structural):
+            reasons.append("steered loop" if any(f.detector == "continuation_loop" for f in structural) else "cycle")
+        elif structural and ratio is not None and ratio >= params.min_cost_ratio:
             reasons.append("structural")
         if "cost_blowup" in names:
             reasons.append("cost")
@@ -87,7 +91,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 detector=NAME, severity=_severity(ratio), session_id=session_id,
                 first_turn=min(turns) if turns else None, last_turn=max(turns) if turns else None,
                 metric="cost_ratio", value=ratio if ratio is not None else 0.0,
-                threshold=f"chain detector with cost ≥ {params.min_cost_ratio}× cohort median, or D1, or D10",
+                threshold=f"D5 or D15; another chain detector with cost ≥ {params.min_cost_ratio}× cohort median; D1; D10; or D12 with D8",
                 excess_tokens=max((f.excess_tokens or 0 for f in found), default=None),
                 excess_usd=max((f.excess_usd for f in found if f.excess_usd is not None), default=None),
                 explanation=" ".join(parts), tool_key=tool,
