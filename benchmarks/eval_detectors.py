@@ -173,11 +173,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--ref-sessions", type=int, default=1500)
     ap.add_argument("--test-sessions", type=int, default=1500)
     ap.add_argument("--attack-share", type=float, default=0.3)
+    ap.add_argument("--ref-seed", type=int, default=101)
+    ap.add_argument("--test-seed", type=int, default=202)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    ref_db, ref_labels = build(args.work, "reference", args.ref_sessions, 101, 0.0)
-    test_db, test_labels = build(args.work, "test", args.test_sessions, 202, args.attack_share)
+    ref_db, ref_labels = build(args.work, "reference", args.ref_sessions, args.ref_seed, 0.0)
+    test_db, test_labels = build(args.work, "test", args.test_sessions, args.test_seed, args.attack_share)
     with open_store(str(ref_db)) as store:
         thresholds = calibrate_thresholds(load_frames(store), fpr=0.0025)
     config = Config(detectors=thresholds)
@@ -199,10 +201,11 @@ def main(argv: list[str]) -> int:
         "# Detector evaluation on simulated sessions (held-out attack families)",
         "",
         f"Command: `python benchmarks/eval_detectors.py --work {args.work} --ref-sessions {args.ref_sessions} "
-        f"--test-sessions {args.test_sessions} --attack-share {args.attack_share}" + (f" --out {args.out}`" if args.out else "`"),
+        f"--test-sessions {args.test_sessions} --attack-share {args.attack_share} --ref-seed {args.ref_seed} --test-seed {args.test_seed}"
+        + (f" --out {args.out}`" if args.out else "`"),
         "",
-        f"Reference corpus: {len(ref_labels)} benign sessions (seed 101) — the only data thresholds are calibrated on. "
-        f"Test corpus: {len(test_labels)} sessions (seed 202), {n_attack} attacks, {len(test_labels) - n_attack} benign. "
+        f"Reference corpus: {len(ref_labels)} benign sessions (seed {args.ref_seed}) — the only data thresholds are calibrated on. "
+        f"Test corpus: {len(test_labels)} sessions (seed {args.test_seed}), {n_attack} attacks, {len(test_labels) - n_attack} benign. "
         f"Audit of the test store: {audit_s:.1f} s.",
         "",
         "| rule | test FPR | recall | cost-weighted recall | median latency (turns after onset) |",

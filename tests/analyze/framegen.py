@@ -95,7 +95,7 @@ def _with_steering(tools: pl.DataFrame) -> pl.DataFrame:
                    lag(_args_values, 2) OVER same_shape AS _prev2_values, lag(_excerpt) OVER same_shape AS _prev_excerpt
             FROM s WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY call_idx)
         )
-        SELECT tool_call_id, shape_hash, coalesce({STEERED_SQL}, false) AS steered FROM w
+        SELECT tool_call_id, shape_hash, hash(args_values) AS values_hash, coalesce({STEERED_SQL}, false) AS steered FROM w
         """
     ).pl()
     return tools.join(flags, on="tool_call_id").sort("session_id", "call_idx").drop("_args_values", "_skeleton", "_excerpt")

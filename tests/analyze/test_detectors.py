@@ -164,6 +164,32 @@ def test_tool_surface_change_mid_session():
     assert [f for f in by(findings, "tool_surface_change") if f.metric == "definition_bytes"]
 
 
+def test_a_surface_change_in_the_mcp_transcript_and_a_chain_in_the_agent_log_make_one_verdict():
+    """The rug pull is seen by the MCP transcript's connection, the inflated calls by the agent's log."""
+    agent = Session("claude-code:rug")
+    digest = "context digest: " + "previous answers restated in full " * 30
+    for _ in range(3):
+        agent.turn(tools=[("weather/record_step", f'{{"context_digest":"{digest}"}}', "step recorded")])
+    defs = pl.DataFrame(
+        {
+            "session_id": ["mcp-jsonrpc:weather-1"] * 2, "mcp_server": ["weather", "weather"], "tool_name": ["record_step"] * 2,
+            "schema_sha256": ["a" * 64, "b" * 64], "description_bytes": [120, 4000],
+            "first_seen_utc": [datetime(2026, 3, 10, 10), datetime(2026, 3, 10, 11)],
+            "last_seen_utc": [datetime(2026, 3, 10, 10), datetime(2026, 3, 10, 11)], "definition_bytes": [300, 9000],
+        }
+    )
+    fr = frames(*benign(30), agent, tool_defs=defs)
+    links = pl.DataFrame({"session_id": ["mcp-jsonrpc:weather-1"], "agent_session_id": ["claude-code:rug"]})
+    for linked in (False, True):
+        if linked:
+            fr.links = links
+        findings, _ = run_detectors(build_context(fr), resolve_params({}))
+        assert by(findings, "argument_inflation", "claude-code:rug") and by(findings, "tool_surface_change", "mcp-jsonrpc:weather-1")
+        verdicts = by(findings, "economic_dos", "claude-code:rug")
+        assert bool(verdicts) == linked
+    assert "tool surface" in verdicts[0].evidence["reasons"]
+
+
 def test_cost_blowup_needs_a_cohort():
     big = Session("claude-code:big")
     for _ in range(60):

@@ -21,17 +21,21 @@ quote afterwards (``analyze.audit``).
   the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
   long strings stay in the store), ``sig0``…``sig7`` (the result's word MinHash),
   ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``),
-  ``shape_hash`` (the arguments' keys), ``steered`` (the arguments changed only in ways the
+  ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
+  a call re-sent with a draft grown at its end), ``steered`` (the arguments changed only in ways the
   previous call of the same tool and shape and its result dictated: a counter going up, a value
   copied from the result — ``STEERED_SQL``).
 * ``sessions`` — per session: agent, task label, outcome, model, request and
   tool-call counts, tokens, cost.
 * ``tool_defs`` and ``events`` as stored.
+* ``links`` — which agent session an MCP transcript's connection served
+  (``session_id`` → ``agent_session_id``, from the linked call records,
+  ``ingest.link``): findings on either belong to one story.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import polars as pl
@@ -70,6 +74,7 @@ class Frames:
     sessions: pl.DataFrame
     tool_defs: pl.DataFrame
     events: pl.DataFrame
+    links: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema={"session_id": pl.String, "agent_session_id": pl.String}))
 
 
 def load_frames(
@@ -100,7 +105,20 @@ def load_frames(
         window_params,
     )
     tool_defs = _arrow(store, f"SELECT * EXCLUDE (source_id) FROM tool_defs WHERE {window}", window_params)
-    return Frames(calls=calls, tools=tools, sessions=_session_totals(sessions, calls, tools), tool_defs=tool_defs, events=events)
+    links = _arrow(
+        store,
+        f"""
+        SELECT m.session_id, a.session_id AS agent_session_id
+        FROM tool_calls AS m JOIN tool_calls AS a ON a.source_id = m.linked_source_id AND a.tool_call_id = m.linked_tool_call_id
+        WHERE {window.replace("session_id", "m.session_id", 1)} AND m.session_id != a.session_id
+        GROUP BY m.session_id, a.session_id
+        -- A connection that served several agent sessions belongs to the one it served most.
+        QUALIFY row_number() OVER (PARTITION BY m.session_id ORDER BY count(*) DESC, a.session_id) = 1
+        """,
+        window_params,
+    )
+    return Frames(calls=calls, tools=tools, sessions=_session_totals(sessions, calls, tools), tool_defs=tool_defs, events=events,
+                  links=links)
 
 
 def _session_window(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
@@ -219,7 +237,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
                coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
-               t.shape_hash, coalesce({STEERED_SQL}, false) AS steered,
+               t.shape_hash, hash(t.args_values) AS values_hash, coalesce({STEERED_SQL}, false) AS steered,
                {sig}
         FROM w AS t
         ORDER BY t.session_id, t._ts NULLS FIRST, t.line_no

@@ -1,6 +1,7 @@
 """D15 — period-2/3 cycles: the same two or three calls over and over.
 
-The sequence of calls (tool and exact arguments) in a session repeating with
+The sequence of calls (tool and argument values — their first characters, so a
+draft re-sent with a few lines appended counts as the same) in a session repeating with
 period p ∈ {2, 3} over ≥ ``min_repetitions`` periods, across at least two
 distinct tools, with mean result novelty below ``max_novelty`` and the model
 re-writing at least ``min_mean_args_tokens`` of arguments per call (analyze →
@@ -35,7 +36,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     t = context.tools
     if t.is_empty():
         return []
-    t = t.with_columns(pl.struct("tool_key", "args_hash").hash().alias("_sig"))
+    t = t.with_columns(pl.struct("tool_key", "values_hash").hash().alias("_sig"))
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     for period in (2, 3):
@@ -60,6 +61,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
             pl.col("billed_usd").first().alias("first_billed_usd"),
             pl.col("tool_call_id").filter(pl.col("has_result")).first().alias("first_call"),
             pl.col("tool_call_id").filter(pl.col("has_result")).last().alias("last_call"),
+            # The turn at which the cycle had repeated min_repetitions times: when an online guard would have fired.
+            pl.col("turn").sort().get(pl.min_horizontal(pl.len() - 1, pl.lit(max(period * (params.min_repetitions - 1) - 1, 0)))).alias("fire_turn"),
         ).filter(
             (pl.col("matched") >= period * (params.min_repetitions - 1))
             & (pl.col("tools") >= 2)

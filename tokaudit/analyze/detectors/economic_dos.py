@@ -8,8 +8,10 @@ argument inflation (D6) or verbose (sponge) results (D2); payload withholding
 the session cost at least ``min_cost_ratio`` × its cohort median; or when its
 cost alone is a blowup (D1); or on reasoning overthinking (D10);
 or when a server changed its tool definitions mid-session (D12) and the session
-then paid for cache misses (D8) or cost ≥ ``min_cost_ratio`` × its cohort. Directive wording (D13) is never needed: it
-only enriches the explanation. The explanation names the tool and server the
+then paid for cache misses (D8), ran a structural chain through that server, or
+cost ≥ ``min_cost_ratio`` × its cohort. Directive wording (D13) is never needed: it
+only enriches the explanation. Findings on an MCP transcript's connection count for
+the agent session it served (``Frames.links``). The explanation names the tool and server the
 chain ran through and whether that server's tool surface changed (D12).
 """
 
@@ -48,9 +50,12 @@ def _severity(ratio: float | None) -> str:
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
+    # An MCP transcript's connection is part of the agent session it served: a surface change seen in
+    # the transcript and a chain seen in the agent's log are one story.
+    owner = dict(zip(context.frames.links["session_id"].to_list(), context.frames.links["agent_session_id"].to_list()))
     by_session: dict[str, list[Finding]] = defaultdict(list)
     for f in context.findings:
-        by_session[f.session_id].append(f)
+        by_session[owner.get(f.session_id, f.session_id)].append(f)
     out = []
     for session_id, found in sorted(by_session.items()):
         names = {f.detector for f in found}
@@ -68,7 +73,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
         if "overthinking" in names:
             reasons.append("overthinking")
         surface_changed = any(f.detector == "tool_surface_change" and f.metric == "definition_versions" for f in found)
-        if surface_changed and ("cache_miss_spend" in names or (ratio is not None and ratio >= params.min_cost_ratio)):
+        changed_servers = {f.tool_key.split("/")[0] for f in found if f.detector == "tool_surface_change" and f.tool_key}
+        chain_on_changed = any(f.tool_key and f.tool_key.split("/")[0] in changed_servers for f in structural)
+        if surface_changed and ("cache_miss_spend" in names or chain_on_changed or (ratio is not None and ratio >= params.min_cost_ratio)):
             reasons.append("tool surface")
         if not reasons:
             continue
