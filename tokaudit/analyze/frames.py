@@ -194,7 +194,8 @@ def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
 
 # A call is *steered* when every argument value that changed since the previous call of the same
 # tool and argument shape (the same keys) went up (a counter, page or offset), was copied from that
-# call's result (a cursor, a scope the result named), or restores a long value sent the call before
+# call's result as a token (a cursor, an id, a scope the result named — text with spaces copied
+# from a result is editing, not steering), or restores a long value sent the call before
 # (a REPAIR resend) — and any values added were copied from the result (cumulative restating): the
 # server, not the task, chose what the model sent next. Batch work (values from an earlier listing),
 # polling (nothing changed) and new questions are not steered. Values are compared slot by slot
@@ -205,7 +206,8 @@ STEERED_SQL = """
     AND list_bool_and(list_transform(range(1, len(args_values) + 1), lambda i:
         coalesce(args_values[i] = _prev_values[i], false)
         OR coalesce(TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST(_prev_values[i] AS DOUBLE), false)
-        OR (length(args_values[i]) >= 4 AND coalesce(contains(_prev_excerpt, args_values[i]), false))
+        OR (length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\s')
+            AND coalesce(contains(_prev_excerpt, args_values[i]), false))
         OR (length(args_values[i]) >= 16 AND coalesce(args_values[i] = _prev2_values[i], false))))
 """
 # The keys of a call's arguments, from its skeleton: calls of one tool asking different kinds of
