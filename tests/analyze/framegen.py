@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from tokaudit.analyze.frames import SHAPE_SQL, STEERED_SQL, Frames, _session_totals
+from tokaudit.analyze.frames import Frames, _session_totals, steering_sql
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
 from tokaudit.ingest.base import result_features
 from tokaudit.ingest.skeleton import args_values
@@ -85,18 +85,13 @@ def _skeleton(args: str) -> str:
 
 
 def _with_steering(tools: pl.DataFrame) -> pl.DataFrame:
-    """The ``steered`` flag by the store's own rule (``analyze.frames.STEERED_SQL``), run by DuckDB."""
+    """The ``steered`` flag by the store's own rule (``analyze.frames.steering_sql``), run by DuckDB."""
     con = duckdb.connect()
     con.register("t", tools.select("tool_call_id", "session_id", "tool_key", "call_idx", "_args_values", "_skeleton", "_excerpt").to_arrow())
     flags = con.sql(
-        f"""
-        WITH s AS (SELECT *, _skeleton AS args_skeleton, {SHAPE_SQL} AS shape_hash FROM t), w AS (
-            SELECT tool_call_id, shape_hash, _args_values AS args_values, lag(_args_values) OVER same_shape AS _prev_values,
-                   lag(_args_values, 2) OVER same_shape AS _prev2_values, lag(_excerpt) OVER same_shape AS _prev_excerpt
-            FROM s WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY call_idx)
-        )
-        SELECT tool_call_id, shape_hash, hash(args_values) AS values_hash, coalesce({STEERED_SQL}, false) AS steered FROM w
-        """
+        "SELECT tool_call_id, shape_hash, values_hash, steered FROM ("
+        + steering_sql("(SELECT *, _args_values AS args_values, _skeleton AS args_skeleton, _excerpt AS result_excerpt FROM t)", "call_idx")
+        + ")"
     ).pl()
     return tools.join(flags, on="tool_call_id").sort("session_id", "call_idx").drop("_args_values", "_skeleton", "_excerpt")
 

@@ -42,7 +42,7 @@ KNOBS = (
     Knob("cycles", "min_repetitions", {"min_repetitions": 2}, "value", True, floor=2),
     Knob("amplification", "min_times_tool_median", {"min_times_tool_median": 1.0, "min_result_tokens": 0}, "value", False,
          "result_size_vs_tool_median"),
-    Knob("overthinking", "min_times_median", {"min_times_median": 1.0, "min_tokens": 0}, "value", False),
+    Knob("overthinking", "min_times_baseline", {"min_times_baseline": 1.0, "min_tokens": 0}, "value", False),
 )
 
 
@@ -76,6 +76,10 @@ def calibrate_thresholds(frames: Frames, *, fpr: float = 0.0025, base: dict[str,
             value = f.value if knob.metric == "value" else f.evidence.get(knob.metric, 0)
             largest[f.session_id] = max(largest[f.session_id], float(value or 0))
         q = _quantile(list(largest.values()), 1 - fpr)
+        if q <= 0:
+            # The detector (nearly) never fired on the reference: nothing says how low it could go, so the
+            # default stays — "just above 0" would be far more permissive than any default.
+            continue
         threshold: float = max(knob.floor, math.floor(q) + 1 if knob.integer else q * 1.0001 + 1e-9)
         out.setdefault(knob.detector, {})[knob.param] = int(threshold) if knob.integer else float(threshold)
     return out

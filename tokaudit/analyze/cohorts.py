@@ -43,12 +43,14 @@ def session_baselines(sessions: pl.DataFrame, min_n: int = 20, min_fallback_n: i
         )
     parts = []
     for level, keys in _LEVELS:
-        stats = base.group_by(keys).agg(
+        # Sessions without a task label form no task cohort: "no label" is not a task.
+        members = base.filter(pl.col("task_label").is_not_null()) if level == "task" else base
+        stats = members.group_by(keys).agg(
             pl.len().alias("n"),
             pl.col("log_cost").median().alias("med"),
             (pl.col("log_cost") - pl.col("log_cost").median()).abs().median().alias("mad"),
         )
-        frame = base.join(stats, on=keys, how="left", nulls_equal=True).with_columns(pl.lit(level).alias("cohort"))
+        frame = members.join(stats, on=keys, how="left", nulls_equal=True).with_columns(pl.lit(level).alias("cohort"))
         frame = frame.select("session_id", "log_cost", "cohort", "n", "med", "mad")
         frame = frame.filter(pl.col("n") >= (min_fallback_n if level == "agent" else min_n))
         if parts:

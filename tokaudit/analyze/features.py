@@ -11,11 +11,11 @@
 * skeleton runs — within a run, consecutive calls whose arguments have the same
   skeleton (only numbers, ids or long strings changed): ``skel_run_id``,
   ``skel_run_len``.
-* steered chains — calls of one tool with one argument shape in a session
-  (other calls may come between) where the calls after the first are ``steered`` (their changed arguments went
-  up or were copied from the previous result, ``analyze.frames``), tolerating
-  one unsteered call at a time: ``steer_chain_id``, ``steer_chain_len``. The
-  server drove such a chain.
+* steered chains — calls of one tool in a session (other calls may come
+  between) where the calls after the first are ``steered`` (their changed
+  arguments went up or were copied from the previous result,
+  ``analyze.frames``), tolerating up to two unsteered calls in a row:
+  ``steer_chain_id``, ``steer_chain_len``. The server drove such a chain.
 * ``billed_tokens``, ``billed_usd`` — input (all kinds) plus output of the
   request that asked for the call, and its cost, divided among the calls it asked for.
 
@@ -47,19 +47,22 @@ def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
 
 
 def _steer_chains(tools: pl.DataFrame) -> pl.DataFrame:
-    """Number the steered chains: per session, tool and argument shape, in call order."""
-    t = tools.sort("session_id", "tool_key", "shape_hash", "call_idx")
-    same = (
-        (pl.col("session_id") == pl.col("session_id").shift(1))
-        & (pl.col("tool_key") == pl.col("tool_key").shift(1))
-        & (pl.col("shape_hash") == pl.col("shape_hash").shift(1))
-    )
-    # Two unsteered calls in a row start a chain (the first call of a tool and shape never is
-    # steered), so a running count of them numbers the chains. One unsteered call inside a chain
-    # does not end it: an off-script attempt by the model comes back to the loop.
-    prev_steered = pl.when(same).then(pl.col("steered").shift(1)).otherwise(False)
-    t = t.with_columns((~pl.col("steered") & ~prev_steered).cum_sum().alias("steer_chain_id"))
-    return t.with_columns(pl.len().over("steer_chain_id").alias("steer_chain_len"))
+    """Number the steered chains: per session and tool, in call order."""
+    t = tools.sort("session_id", "tool_key", "call_idx")
+
+    def unsteered(k: int) -> pl.Expr:
+        same = (pl.col("session_id") == pl.col("session_id").shift(k)) & (pl.col("tool_key") == pl.col("tool_key").shift(k))
+        return pl.when(same).then(~pl.col("steered").shift(k)).otherwise(True)
+
+    # Three unsteered calls in a row start a chain (the first call of a tool is never steered), so a
+    # running count of them numbers the chains. Up to two unsteered calls inside a chain do not end
+    # it: a REPAIR resend, an off-script attempt, another question to the same tool in between.
+    starts = ~pl.col("steered") & unsteered(1) & unsteered(2)
+    t = t.with_columns(starts.cum_sum().alias("steer_chain_id"))
+    # A chain ends at its last steered call; a tool's calls that no steered call follows are in none.
+    last_steered = pl.col("call_idx").filter(pl.col("steered")).max().over("steer_chain_id")
+    t = t.with_columns(pl.when(pl.col("call_idx") <= last_steered).then(pl.col("steer_chain_id")).alias("steer_chain_id"))
+    return t.with_columns(pl.when(pl.col("steer_chain_id").is_not_null()).then(pl.len().over("steer_chain_id")).alias("steer_chain_len"))
 
 
 def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOKBACK_CALLS) -> pl.DataFrame:

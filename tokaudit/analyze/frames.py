@@ -24,7 +24,7 @@ quote afterwards (``analyze.audit``).
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
   a call re-sent with a draft grown at its end), ``steered`` (the arguments changed only in ways the
   previous call of the same tool and shape and its result dictated: a counter going up, a value
-  copied from the result — ``STEERED_SQL``).
+  copied from the result — ``steering_sql``).
 * ``sessions`` — per session: agent, task label, outcome, model, request and
   tool-call counts, tokens, cost.
 * ``tool_defs`` and ``events`` as stored.
@@ -45,6 +45,7 @@ from tokaudit.analyze.tokens import ANY_CONTENT, CONTENT_SQL, FAMILY_PATTERNS, H
 from tokaudit.analyze.usage import COST_SQL, INPUT_COST_SQL, PRICE_JOIN, pricing_ctes
 from tokaudit.config import Config
 from tokaudit.ingest.base import SIG_BINS
+from tokaudit.ingest.skeleton import MAX_ARG_VALUE_CHARS
 from tokaudit.store.engine import Store
 from tokaudit.store.queries import tool_calls_sql
 
@@ -195,24 +196,53 @@ def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
 # A call is *steered* when every argument value that changed since the previous call of the same
 # tool and argument shape (the same keys) went up (a counter, page or offset), was copied from that
 # call's result as a token (a cursor, an id, a scope the result named — text with spaces copied
-# from a result is editing, not steering), or restores a long value sent the call before
-# (a REPAIR resend) — and any values added were copied from the result (cumulative restating): the
-# server, not the task, chose what the model sent next. Batch work (values from an earlier listing),
-# polling (nothing changed) and new questions are not steered. Values are compared slot by slot
-# (ingest.skeleton.args_values).
-STEERED_SQL = """
-    _prev_values IS NOT NULL AND args_values IS NOT NULL AND len(args_values) >= len(_prev_values)
-    AND args_values != _prev_values
+# from a result into an edit is editing, not steering), or restores a long value (one cut at the
+# stored length) sent the call before (a REPAIR resend; re-running a command is not one); and any
+# value added was copied from that result (cumulative restating). The server, not the task, chose
+# what the model sent next. Batch work (values from an earlier listing), polling (nothing changed)
+# and new questions are not steered. Values are compared slot by slot (ingest.skeleton.args_values).
+_STEERED_RULE = """
+    {prev} IS NOT NULL AND args_values IS NOT NULL AND len(args_values) >= len({prev})
+    AND args_values != {prev}
     AND list_bool_and(list_transform(range(1, len(args_values) + 1), lambda i:
-        coalesce(args_values[i] = _prev_values[i], false)
-        OR coalesce(TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST(_prev_values[i] AS DOUBLE), false)
-        OR (length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\s')
-            AND coalesce(contains(_prev_excerpt, args_values[i]), false))
-        OR (length(args_values[i]) >= 16 AND coalesce(args_values[i] = _prev2_values[i], false))))
+        CASE WHEN i > len({prev})
+             THEN length(args_values[i]) >= 4 AND coalesce(contains({excerpt}, args_values[i]), false)
+        ELSE args_values[i] = {prev}[i]
+             OR coalesce(TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST({prev}[i] AS DOUBLE), false)
+             OR (length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
+                 AND coalesce(contains({excerpt}, args_values[i]), false))
+             OR (length(args_values[i]) >= {long} AND coalesce(args_values[i] = {prev2}[i], false))
+        END))
 """
+
 # The keys of a call's arguments, from its skeleton: calls of one tool asking different kinds of
-# question (other keys) are compared and chained separately.
+# question (other keys) are compared separately.
 SHAPE_SQL = """hash(regexp_extract_all(args_skeleton, '"((?:[^"\\\\]|\\\\.)*)"\\s*:', 1))"""
+
+
+def steering_sql(relation: str, order_by: str) -> str:
+    """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
+    result_excerpt) plus ``shape_hash``, ``values_hash`` and ``steered``, calls ordered by ``order_by``.
+
+    A call is compared with the previous call of its tool and shape, and with the previous call of
+    its tool whatever the shape (a first call without a cursor, then the same call with one).
+    """
+    same_shape = _STEERED_RULE.format(prev="_prev_values", prev2="_prev2_values", excerpt="_prev_excerpt", long=MAX_ARG_VALUE_CHARS)
+    any_shape = _STEERED_RULE.format(prev="_any_values", prev2="(CAST(NULL AS VARCHAR[]))", excerpt="_any_excerpt", long=MAX_ARG_VALUE_CHARS)
+    return f"""
+        WITH s AS (SELECT *, {SHAPE_SQL} AS shape_hash FROM {relation}), w AS (
+            SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
+                   lag(result_excerpt) OVER same_shape AS _prev_excerpt,
+                   lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt
+            FROM s
+            WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY {order_by}),
+                   same_tool AS (PARTITION BY session_id, tool_key ORDER BY {order_by})
+        )
+        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt),
+               hash(args_values) AS values_hash,
+               coalesce({same_shape}, false) OR coalesce({any_shape}, false) AS steered
+        FROM w
+    """
 
 
 def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) -> pl.DataFrame:
@@ -226,11 +256,6 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                        AS tool_key
             FROM ({tool_calls_sql()}) AS t
             WHERE {window.replace("session_id", "t.session_id", 1)}
-        ), w AS (
-            SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
-                   lag(result_excerpt) OVER same_shape AS _prev_excerpt
-            FROM (SELECT *, {SHAPE_SQL} AS shape_hash FROM t)
-            WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY _ts NULLS FIRST, line_no)
         )
         SELECT t.session_id, t.tool_call_id, hash(t.call_key) AS call_hash, t._ts AS ts_utc, t.tool_key,
                t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
@@ -239,9 +264,9 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
                coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
-               t.shape_hash, hash(t.args_values) AS values_hash, coalesce({STEERED_SQL}, false) AS steered,
+               t.shape_hash, t.values_hash, t.steered,
                {sig}
-        FROM w AS t
+        FROM ({steering_sql("t", "_ts NULLS FIRST, line_no")}) AS t
         ORDER BY t.session_id, t._ts NULLS FIRST, t.line_no
         """,
         [*window_params, CONTINUATION, DIRECTIVES],

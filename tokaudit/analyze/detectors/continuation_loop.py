@@ -1,12 +1,12 @@
 """D5 — continuation loop: a chain the server steered, returning little that is new.
 
 A chain of calls to one tool (other calls may come between) in which the calls
-after the first are *steered* (one unsteered call at a time is tolerated: a
-REPAIR resend): the arguments that changed either went up (a
+after the first are *steered* (up to two unsteered calls in a row are tolerated:
+a REPAIR resend, another question to the same tool): the arguments that changed either went up (a
 counter, page or offset) or were copied from the previous result (a cursor, a
 scope or id the result named) — ``analyze.frames``. The server, not the task,
 chose what the model sent next. Fires when such a chain reaches ``min_len``
-calls while the steered calls' results stay repetitive (mean novelty below
+calls (its first call and the steered ones) while the steered calls' results stay repetitive (mean novelty below
 ``max_novelty``, leaving out the chain's last call, which may carry the payload
 the others withheld): PROGRESS/REPAIR counters, cursor drip-feeding, "coverage 60 %,
 continue with scope X". No wording is read, so lexicon-free notices are caught
@@ -47,22 +47,25 @@ def detect(context: Context, params: Params) -> list[Finding]:
         (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("steered_novel_tokens"),
         (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("steered_traffic_tokens"),
         pl.col("has_continuation").mean().alias("marker_share"),
+        pl.len().alias("steered_calls"),
     )
-    runs = runs.join(steered, on="steer_chain_id").filter(pl.col("steered_novelty") < params.max_novelty)
+    runs = runs.join(steered, on="steer_chain_id").filter(
+        (pl.col("steered_calls") + 1 >= params.min_len) & (pl.col("steered_novelty") < params.max_novelty)
+    )
     findings = []
     for run in runs.iter_rows(named=True):
         yield_share = run["steered_novel_tokens"] / max(run["steered_traffic_tokens"], 1)
         wording = " Its results also read like continuation notices." if run["marker_share"] >= 0.5 else ""
         findings.append(
             chain_finding(
-                context, run, detector=NAME, metric="steered_chain_length", value=run["calls"],
+                context, run, detector=NAME, metric="steered_chain_length", value=run["steered_calls"] + 1,
                 threshold=f"≥ {params.min_len} steered calls with mean result novelty < {params.max_novelty}",
                 what=(
                     "A server-steered loop: each call's changed arguments were a counter going up or a value copied "
                     f"from the previous result, and the results were mostly repeats (mean novelty {run['steered_novelty']:.2f}; "
                     f"{yield_share:.1%} of the steered calls' argument and result tokens was new content).{wording}"
                 ),
-                extra={"steered_novelty": run["steered_novelty"], "payload_yield": yield_share,
+                extra={"steered_novelty": run["steered_novelty"], "payload_yield": yield_share, "steered_calls": run["steered_calls"],
                        "continuation_marker_share": run["marker_share"]},
             )
         )

@@ -6,7 +6,9 @@ alone; or when a weaker structural detector fired — near-duplicate calls (D4),
 argument inflation (D6) or verbose (sponge) results (D2); payload withholding
 (D14) counts only beside one of those, since job polling has its shape — **and**
 the session cost at least ``min_cost_ratio`` × its cohort median; or when its
-cost alone is a blowup (D1); or on reasoning overthinking (D10);
+cost alone is a blowup (D1) against sessions of the same task (against the
+broader agent cohorts, which mix lookups with long coding work, D1 stays its
+own finding); or on reasoning overthinking (D10);
 or when a server changed its tool definitions mid-session (D12) and the session
 then paid for cache misses (D8), ran a structural chain through that server, or
 cost ≥ ``min_cost_ratio`` × its cohort. Directive wording (D13) is never needed: it
@@ -68,7 +70,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
             reasons.append("steered loop" if any(f.detector == "continuation_loop" for f in structural) else "cycle")
         elif structural and ratio is not None and ratio >= params.min_cost_ratio:
             reasons.append("structural")
-        if "cost_blowup" in names:
+        # Cost alone convicts only against sessions of the same task: an agent's sessions mix one-line
+        # lookups with long coding work, so a blowup against that broad cohort stays its own finding.
+        if any(f.detector == "cost_blowup" and f.evidence.get("cohort") == "task" for f in found):
             reasons.append("cost")
         if "overthinking" in names:
             reasons.append("overthinking")

@@ -1,14 +1,17 @@
-"""D10 — reasoning overthinking: a request that thinks far more than the model usually does.
+"""D10 — reasoning overthinking: a request that thinks far more than results of that tool usually make it.
 
 Reasoning tokens of a request — when not reported separately, its output minus
 the arguments of the tool calls it made (a large file write is output, not
-thought) — against the median of the same model over the analysed sessions; by
-default only requests that read a tool result are compared, with each other
-(decoys arrive in results; hard thinking on a user's prompt is not suspicious). Fires
-on ≥ ``min_times_median`` × that median and ≥ ``min_tokens``. Catches decoy
-problems planted in tool results (OverThink), reasoning bombs and sponge
-prompts; notes whether the request followed a tool result. False positives:
-genuinely hard problems, reasoning-effort changes.
+thought) — after a tool result, against the tail (``baseline_quantile``) of the
+same model's thinking after results of the **same tool** (when there are
+``min_tool_requests`` of them; else after any tool result). Decoy problems
+arrive in one tool's results (OverThink), and a tool whose results normally
+provoke hard thinking — failing test output — is held to its own tail, not to
+the cheap lookups around it. Fires on ≥ ``min_times_baseline`` × that tail and
+≥ ``min_tokens``; requests reading no tool result are not compared (deliberate
+thinking on a user's prompt is not suspicious). Catches decoys planted in tool
+results, reasoning bombs and sponge prompts. False positives: genuinely hard
+results from a tool that rarely produces them, reasoning-effort changes.
 """
 
 from __future__ import annotations
@@ -21,56 +24,68 @@ from tokaudit.analyze.detectors import Finding
 from tokaudit.analyze.detectors._common import Context
 
 NAME = "overthinking"
-TITLE = "Reasoning far above the model's norm (D10)"
+TITLE = "Reasoning far above what the tool's results usually cause (D10)"
 
 
 @dataclass(frozen=True)
 class Params:
-    min_times_median: float = 8.0
+    min_times_baseline: float = 3.0
     min_tokens: int = 3000
-    min_model_requests: int = 20  # fewer requests of a model than this: no median to compare with
-    # Decoys arrive in tool results: compare only requests that read one, with the model's other such requests.
-    # Deliberate thinking on a user's prompt (a hard task) is then not held against the model.
-    only_after_tool_results: bool = True
+    baseline_quantile: float = 0.99
+    min_model_requests: int = 20  # fewer tool-fed requests of a model than this: no baseline at all
+    min_tool_requests: int = 200  # fewer after one tool: compare with the model's requests after any tool
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
+    if context.tools.is_empty():
+        return []
     args_per_turn = context.tools.group_by("session_id", "turn").agg(pl.col("args_tokens").sum().alias("_args"))
+    # The tool whose result the request read: the last call of the turn before it.
+    fed = (
+        context.tools.sort("session_id", "call_idx")
+        .group_by("session_id", "turn")
+        .agg(pl.col("tool_key").last().alias("_fed_by"))
+        .with_columns(pl.col("turn") + 1)
+    )
     calls = context.frames.calls.filter(~pl.col("is_aggregate")).join(args_per_turn, on=["session_id", "turn"], how="left")
-    calls = calls.with_columns(
+    calls = calls.join(fed, on=["session_id", "turn"], how="inner").with_columns(
         pl.coalesce(pl.col("reasoning_tokens"), pl.max_horizontal(pl.lit(0), pl.col("output_tokens") - pl.col("_args").fill_null(0))).alias("_think")
     )
     if calls.is_empty():
         return []
-    if not context.tools.is_empty():
-        fed = context.tools.select("session_id", (pl.col("turn") + 1).alias("turn")).unique().with_columns(pl.lit(True).alias("_after_tool"))
-        calls = calls.join(fed, on=["session_id", "turn"], how="left").with_columns(pl.col("_after_tool").fill_null(False))
-    else:
-        calls = calls.with_columns(pl.lit(False).alias("_after_tool"))
-    if params.only_after_tool_results:
-        calls = calls.filter(pl.col("_after_tool"))
+    q = params.baseline_quantile
     calls = calls.with_columns(
-        pl.col("_think").median().over("model").alias("_median"), pl.len().over("model").alias("_n")
-    ).filter(
+        pl.col("_think").quantile(q).over("model", "_fed_by").alias("_tail_tool"),
+        pl.len().over("model", "_fed_by").alias("_n_tool"),
+        pl.col("_think").quantile(q).over("model").alias("_tail_model"),
+        pl.len().over("model").alias("_n"),
+    ).with_columns(
+        pl.when(pl.col("_n_tool") >= params.min_tool_requests).then(pl.col("_tail_tool")).otherwise(pl.col("_tail_model")).alias("_baseline"),
+        (pl.col("_n_tool") >= params.min_tool_requests).alias("_per_tool"),
+    )
+    calls = calls.filter(
         (pl.col("_n") >= params.min_model_requests)
         & (pl.col("_think") >= params.min_tokens)
-        & (pl.col("_think") >= params.min_times_median * pl.max_horizontal(pl.col("_median"), pl.lit(1)))
+        & (pl.col("_think") >= params.min_times_baseline * pl.max_horizontal(pl.col("_baseline"), pl.lit(1)))
     )
     out = []
     for c in calls.iter_rows(named=True):
         kind = "reasoning" if c["reasoning_tokens"] is not None else "output"
-        follows = c["_after_tool"]
+        baseline = max(c["_baseline"], 1)
+        against = f"after {c['_fed_by']!r} results" if c["_per_tool"] else "after any tool result"
         out.append(
             Finding(
                 detector=NAME, severity="medium", session_id=c["session_id"], first_turn=c["turn"], last_turn=c["turn"],
-                metric=f"{kind}_tokens_vs_model_median", value=c["_think"] / max(c["_median"], 1),
-                threshold=f"≥ {params.min_times_median}× the model's median and ≥ {params.min_tokens:,} tokens",
-                excess_tokens=int(c["_think"] - c["_median"]), excess_usd=None,
+                metric=f"{kind}_tokens_vs_tool_tail", value=c["_think"] / baseline,
+                threshold=f"≥ {params.min_times_baseline}× the p{q * 100:g} of {c['model']} {against}, and ≥ {params.min_tokens:,} tokens",
+                excess_tokens=int(c["_think"] - baseline), excess_usd=None, tool_key=c["_fed_by"],
                 explanation=(
-                    f"Request {c['turn']} spent {c['_think']:,} {kind} tokens, {c['_think'] / max(c['_median'], 1):.0f}× the median of "
-                    f"{c['model']}" + (" — right after a tool result, which may have planted a decoy problem." if follows else ".")
+                    f"Request {c['turn']} spent {c['_think']:,} {kind} tokens right after a result of {c['_fed_by']!r}: "
+                    f"{c['_think'] / baseline:.1f}× the p{q * 100:g} of {c['model']} {against} ({baseline:,.0f} tokens). "
+                    "The result may have planted a decoy problem."
                 ),
-                evidence={"model": c["model"], "model_median_tokens": c["_median"], "after_tool_result": follows},
+                evidence={"model": c["model"], "baseline_tokens": baseline, "after_tool_result": True, "fed_by": c["_fed_by"],
+                          "per_tool_baseline": c["_per_tool"]},
             )
         )
     return out
