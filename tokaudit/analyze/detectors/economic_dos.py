@@ -1,20 +1,27 @@
 """Economic DoS suspected — the combined verdict per session.
 
-A session is flagged when a server-steered loop returning little (D5) or a
-cycle re-sending the same calls (D15) ran in it — both specific enough to stand
-alone; or when a weaker structural detector fired — near-duplicate calls (D4),
-argument inflation (D6) or verbose (sponge) results (D2); payload withholding
-(D14) counts only beside one of those, since job polling has its shape — **and**
-the session cost at least ``min_cost_ratio`` × its cohort median; or when its
-cost alone is a blowup (D1) against sessions of the same task (against the
-broader agent cohorts, which mix lookups with long coding work, D1 stays its
-own finding); or on reasoning overthinking (D10);
-or when a server changed its tool definitions mid-session (D12) and the session
-then paid for cache misses (D8), ran a structural chain through that server, or
-cost ≥ ``min_cost_ratio`` × its cohort. Directive wording (D13) is never needed: it
-only enriches the explanation. Findings on an MCP transcript's connection count for
-the agent session it served (``Frames.links``). The explanation names the tool and server the
-chain ran through and whether that server's tool surface changed (D12).
+A session is flagged when:
+
+* a server-steered loop returning little (D5) or a cycle re-sending the same
+  calls (D15) ran in it — both specific enough to stand alone;
+* a weaker structural detector fired — argument inflation (D6) or verbose
+  (sponge) results (D2), with payload withholding (D14) counting only beside
+  one of them, since job polling has its shape — **and** the session cost at
+  least ``min_cost_ratio`` × its cohort median;
+* its cost alone is a blowup (D1) against sessions of the same task (against
+  the broader agent cohorts, which mix lookups with long coding work, D1 stays
+  its own finding);
+* reasoning overthinking (D10) fired;
+* a server changed its tool definitions mid-session (D12) and the session then
+  paid for cache misses (D8), ran a structural chain through that server, or
+  cost ≥ ``min_cost_ratio`` × its cohort.
+
+Near-duplicate calls (D4) stay their own finding: batch work over a listing has
+their shape, and the steered-loop test (D5) is what tells a loop from it.
+Directive wording (D13) is never needed: it only enriches the explanation.
+Findings on an MCP transcript's connection count for the agent session it
+served (``Frames.links``). The explanation names the tool and server the chain
+ran through and whether that server's tool surface changed (D12).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ NAME = "economic_dos"
 TITLE = "Economic DoS suspected (combined)"
 
 STRONG = ("continuation_loop", "cycles")  # structural evidence that needs no cost gate
-STRUCTURAL = ("near_duplicates", "continuation_loop", "argument_inflation", "cycles")
+STRUCTURAL = ("continuation_loop", "argument_inflation", "cycles")
 SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
 
 
