@@ -1,9 +1,11 @@
 """D15 — period-2/3 cycles: the same two or three calls over and over.
 
-The sequence of calls (tool and argument values — their first characters, so a
-draft re-sent with a few lines appended counts as the same) in a session repeating with
-period p ∈ {2, 3} over ≥ ``min_repetitions`` periods, across at least two
-distinct tools, with mean result novelty below ``max_novelty`` and the model
+The sequence of tools in a session repeating with period p ∈ {2, 3} over ≥
+``min_repetitions`` periods, across at least two distinct tools, where at least
+``min_repeat_share`` of the calls repeat the call one period back with the same
+arguments (their values' first characters, so a draft re-sent with a few lines
+appended counts as the same; one step of the cycle, such as "refine" with new
+notes, may vary), with mean result novelty below ``max_novelty`` and the model
 re-writing at least ``min_mean_args_tokens`` of arguments per call (analyze →
 validate → refine loops between co-registered servers re-sending the same
 draft; ping-pong). False positives: read → edit → test coding cycles change
@@ -30,6 +32,7 @@ class Params:
     min_repetitions: int = 2
     max_novelty: float = 0.5
     min_mean_args_tokens: int = 50
+    min_repeat_share: float = 0.5
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -40,14 +43,16 @@ def detect(context: Context, params: Params) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     for period in (2, 3):
-        matches = (pl.col("_sig") == pl.col("_sig").shift(period).over("session_id")).fill_null(False)
+        matches = (pl.col("tool_key") == pl.col("tool_key").shift(period).over("session_id")).fill_null(False)
+        repeats = (pl.col("_sig") == pl.col("_sig").shift(period).over("session_id")).fill_null(False)
         # Cycling calls must not all be one tool (that is a chain, D3/D4's business).
         varied = (pl.col("tool_key") != pl.col("tool_key").shift(1).over("session_id")).fill_null(False)
-        c = t.with_columns(matches.alias("_m"), varied.alias("_v"))
+        c = t.with_columns(matches.alias("_m"), varied.alias("_v"), repeats.alias("_r"))
         c = c.with_columns((~pl.col("_m")).cum_sum().over("session_id").alias("_stretch"))
         stretches = c.filter(pl.col("_m")).group_by("session_id", "_stretch").agg(
             pl.len().alias("matched"),
             pl.col("_v").mean().alias("varied_share"),
+            pl.col("_r").mean().alias("repeat_share"),
             pl.col("tool_key").n_unique().alias("tools"),
             pl.col("tool_key").mode().first().alias("tool_key"),
             pl.col("turn").min().alias("first_turn"),
@@ -68,6 +73,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             & (pl.col("tools") >= 2)
             & (pl.col("mean_novelty").fill_null(0) < params.max_novelty)
             & (pl.col("args_tokens") >= params.min_mean_args_tokens * pl.col("matched"))
+            & (pl.col("repeat_share") >= params.min_repeat_share)
         )
         for run in stretches.iter_rows(named=True):
             key = (run["session_id"], run["first_turn"])
@@ -82,7 +88,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                                f"and ≥ {params.min_mean_args_tokens} argument tokens per call"),
                     what=(f"A period-{period} cycle across {run['tools']} tools repeated {run['calls'] / period:.0f} times with the same arguments "
                           f"({run['args_tokens']:,} argument tokens re-written), returning little new."),
-                    extra={"period": period},
+                    extra={"period": period, "repeat_share": run["repeat_share"]},
                 )
             )
     return findings
