@@ -20,7 +20,6 @@ from typing import Any
 from tokaudit.analyze.pricing import price_rows, price_source
 from tokaudit.config import Config
 from tokaudit.errors import TokauditError
-from tokaudit.ingest.tokens import HEURISTIC_METHOD
 from tokaudit.store.engine import Store
 from tokaudit.store.queries import dedup_relation, fetch_dicts, tool_calls_sql
 
@@ -362,6 +361,8 @@ def _tool_report(store: Store, by: str, since: date | None, until: date | None, 
     )
     out_columns = [key_name, "calls", "errors", "args_bytes", "result_bytes", "result_tokens", "result_tokens_methods", "calls_without_result"]
     totals = _totals(rows, [c for c in out_columns[1:] if c != "result_tokens_methods"])
+    from tokaudit.ingest.tokens import HEURISTIC_METHOD  # here: importing the ingest package costs every usage run
+
     notes = [
         "result_tokens: logs report tokens per request, not per tool result, so these are estimates unless the method says "
         "'reported' (methods: tokenizer:<encoding> counted at ingest; calibrated:<family>/<content> fitted by `tokaudit calibrate`; "
