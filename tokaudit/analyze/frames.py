@@ -194,25 +194,31 @@ def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
 
 
 # A call is *steered* when every argument value that changed since the previous call of the same
-# tool and argument shape (the same keys) went up (a counter, page or offset), was copied from that
-# call's result as a token (a cursor, an id, a scope the result named — text with spaces copied
-# from a result into an edit is editing, not steering), or restores a long value (one cut at the
-# stored length) sent the call before (a REPAIR resend; re-running a command is not one); and any
-# value added was copied from that result (cumulative restating). The server, not the task, chose
-# what the model sent next. Batch work (values from an earlier listing), polling (nothing changed)
-# and new questions are not steered. Values are compared slot by slot (ingest.skeleton.args_values).
+# tool and argument shape (the same keys) went up by one or by the step it went up before (a
+# counter, page or offset; numbers inside text are not counters — "f3.py" → "f4.py" is a batch over
+# numbered files), was copied from that call's result as a token (a cursor, an id, a scope the
+# result named; text with spaces copied from a result into an edit is editing, not steering), or
+# restores a long value (one cut at the stored length) sent the call before (a REPAIR resend;
+# re-running a command is not one); and any value added was copied from that result (cumulative
+# restating). The server, not the task, chose what the model sent next. Batch work (values from an
+# earlier listing, ids in any order), polling (nothing changed) and new questions are not steered.
+# Values are compared slot by slot (ingest.skeleton.args_values); CASE keeps the costlier tests to
+# the values that need them.
 _STEERED_RULE = """
     {prev} IS NOT NULL AND args_values IS NOT NULL AND len(args_values) >= len({prev})
     AND args_values != {prev}
-    AND list_bool_and(list_transform(range(1, len(args_values) + 1), lambda i:
-        CASE WHEN i > len({prev})
-             THEN length(args_values[i]) >= 4 AND coalesce(contains({excerpt}, args_values[i]), false)
-        ELSE args_values[i] = {prev}[i]
-             OR coalesce(TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST({prev}[i] AS DOUBLE), false)
-             OR (length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
-                 AND coalesce(contains({excerpt}, args_values[i]), false))
-             OR (length(args_values[i]) >= {long} AND coalesce(args_values[i] = {prev2}[i], false))
-        END))
+    AND list_bool_and(list_transform(range(1, len(args_values) + 1), lambda i: CASE
+        WHEN i > len({prev}) THEN length(args_values[i]) >= 4 AND coalesce(contains({excerpt}, args_values[i]), false)
+        WHEN args_values[i] = {prev}[i] THEN true
+        WHEN coalesce(TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE) = 1
+                      OR (TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST({prev}[i] AS DOUBLE)
+                          AND TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE)
+                              = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN true
+        WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
+             AND coalesce(contains({excerpt}, args_values[i]), false) THEN true
+        WHEN length(args_values[i]) >= {long} AND coalesce(args_values[i] = {prev2}[i], false) THEN true
+        ELSE false
+    END))
 """
 
 # The keys of a call's arguments, from its skeleton: calls of one tool asking different kinds of

@@ -1,0 +1,60 @@
+"""The steering rule (``analyze.frames.steering_sql``) on small sequences of calls of one tool."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from tokaudit.analyze.frames import steering_sql
+from tokaudit.ingest.base import result_features
+from tokaudit.ingest.skeleton import args_skeleton, args_values
+
+
+def steered(calls: list[tuple[str, str]]) -> list[bool]:
+    """[(args_json, result_text)] of one tool, in order -> the steered flag of each call."""
+    rows = [
+        ("s", "docs/get", i, args_values(a), args_skeleton(a), result_features(r.encode())["result_excerpt"])
+        for i, (a, r) in enumerate(calls)
+    ]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, result_excerpt VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", rows)
+    return [r[0] for r in con.sql(f"SELECT steered FROM ({steering_sql('t', 'call_idx')}) ORDER BY call_idx").fetchall()]
+
+
+def test_a_counter_going_up_by_one_is_steered_whatever_the_wording():
+    calls = [(f'{{"city":"Paris","segment_index":{i},"seq":"1,2,3"}}', f"Segment {i} acknowledged.") for i in range(1, 5)]
+    assert steered(calls) == [False, True, True, True]
+
+
+def test_an_offset_with_a_constant_stride_is_steered_from_its_second_step():
+    calls = [(f'{{"q":"bugs","offset":{o}}}', f"rows {o}..{o + 50}") for o in (0, 50, 100, 150)]
+    assert steered(calls) == [False, False, True, True]
+
+
+def test_ids_from_a_listing_in_increasing_order_are_not_steered():
+    calls = [(f'{{"number":{n},"state":"closed"}}', f"Closed #{n}") for n in (101, 147, 230, 231, 400)]
+    assert steered(calls) == [False, False, False, True, False]  # one accidental +1 step is not a chain
+
+
+def test_a_cursor_copied_from_the_previous_result_is_steered_also_when_it_first_appears():
+    calls = [('{"topic":"auth"}', "Overview. next: c_9f2kq81"), ('{"topic":"auth","cursor":"c_9f2kq81"}', "More. next: c_77ab10z"),
+             ('{"topic":"auth","cursor":"c_77ab10z"}', "More. next: c_0p0p0p0")]
+    assert steered(calls) == [False, True, True]
+
+
+def test_text_copied_from_a_result_into_an_edit_is_not_steering():
+    calls = [('{"path":"a.c","old":"return x;"}', "12  return x;\n13  return y;"), ('{"path":"a.c","old":"return y;"}', "no match")]
+    assert steered(calls) == [False, False]
+
+
+def test_a_repair_resend_restores_the_long_value_it_replaced():
+    full = ",".join(str(i) for i in range(1, 60))
+    calls = [(f'{{"step":1,"seq":"{full}"}}', "step 1 ok"), ('{"step":2,"seq":"1,2,...,59"}', "rejected: resend the full list"),
+             (f'{{"step":2,"seq":"{full}"}}', "step 2 ok")]
+    assert steered(calls) == [False, False, True]
+
+
+@pytest.mark.parametrize("args", ['{"job_id":"j-42"}', '{"command":"pytest -q"}'])
+def test_the_same_call_again_is_not_steered(args):
+    assert steered([(args, "status: running"), (args, "status: running")]) == [False, False]
