@@ -117,6 +117,22 @@ def session_scores(db: Path, labels: list[dict[str, Any]], config: Config) -> tu
     return out, seconds
 
 
+def samples_section(samples: Path, work: Path, config: Config) -> list[str]:
+    """Every finding the detectors raise on real logs (believed benign), with the calibrated thresholds."""
+    db = work / "samples.duckdb"
+    db.unlink(missing_ok=True)
+    with open_store(str(db)) as store:
+        ingest_paths(store, [samples])
+        result = run_audit(store, config=config, save=False)
+        sessions = store.duck.execute("SELECT count(DISTINCT session_id) FROM sessions").fetchone()[0]
+    lines = ["", f"## Real logs: `{samples}` ({sessions} sessions, believed benign)", "",
+             "| detector | severity | session | finding |", "|---|---|---|---|"]
+    for f in sorted(result.findings, key=lambda f: (f.detector, f.session_id)):
+        text = f.explanation.replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {f.detector} | {f.severity} | `{f.session_id[-48:]}` | {text[:260]}{'…' if len(text) > 260 else ''} |")
+    return lines
+
+
 def cutoff(benign_scores: list[float], fpr: float) -> float:
     """The smallest score cut-off that flags at most ``fpr`` of the benign sessions."""
     positive = sorted((s for s in benign_scores if s > 0), reverse=True)
@@ -141,10 +157,11 @@ def evaluate(labels, scores, flagged_fn) -> dict[str, Any]:
         for lb in attacks
         if flagged[lb["session_id"]] and hits[lb["session_id"]][1] is not None and lb["onset_turn"] is not None
     ]
-    by_family, by_stealth = defaultdict(list), defaultdict(list)
+    by_family, by_stealth, by_length = defaultdict(list), defaultdict(list), defaultdict(list)
     for lb in attacks:
         by_family[lb["family"]].append(flagged[lb["session_id"]])
         by_stealth[lb.get("stealth")].append(flagged[lb["session_id"]])
+        by_length[(lb.get("knobs") or {}).get("chain_length")].append(flagged[lb["session_id"]])
     return {
         "fpr": rate([flagged[lb["session_id"]] for lb in benign]),
         "recall": rate([flagged[lb["session_id"]] for lb in attacks]),
@@ -152,6 +169,8 @@ def evaluate(labels, scores, flagged_fn) -> dict[str, Any]:
         "latency": statistics.median(latencies) if latencies else None,
         "by_family": {k: rate(v) for k, v in sorted(by_family.items())},
         "by_stealth": {k: rate(v) for k, v in sorted(by_stealth.items(), key=lambda kv: (kv[0] is None, str(kv[0])))},
+        "by_length": {k: (rate(v), len(v)) for k, v in sorted(by_length.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))},
+        "alerts_per_1000": 1000 * sum(flagged.values()) / max(len(flagged), 1),
         "fp_by_family": {k: rate([flagged[lb["session_id"]] for lb in benign if lb["family"] == k])
                          for k in sorted({lb["family"] for lb in benign})},
     }  # fmt: skip
@@ -176,6 +195,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--ref-seed", type=int, default=101)
     ap.add_argument("--test-seed", type=int, default=202)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--samples", type=Path, help="real logs to audit with the calibrated thresholds (e.g. ../shared/samples)")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     ref_db, ref_labels = build(args.work, "reference", args.ref_sessions, args.ref_seed, 0.0)
@@ -218,6 +238,9 @@ def main(argv: list[str]) -> int:
     lines += [f"| {k} | {fmt(v)} |" for k, v in combined["by_family"].items()]
     lines += ["", "Recall per stealth level (4 = no directive wording):", "", "| stealth | recall |", "|---|---:|"]
     lines += [f"| {k} | {fmt(v)} |" for k, v in combined["by_stealth"].items()]
+    lines += ["", "Recall per chain length T (the attack's knob; overthink: decoys planted):", "", "| T | attacks | recall |", "|---:|---:|---:|"]
+    lines += [f"| {k} | {n} | {fmt(v)} |" for k, (v, n) in combined["by_length"].items()]
+    lines += ["", f"Alerts per 1,000 test sessions ({n_attack / len(test_labels):.0%} of them attacks): {combined['alerts_per_1000']:.0f}."]
     lines += ["", "False-positive rate per benign family (test corpus):", "", "| family | FPR |", "|---|---:|"]
     lines += [f"| {k} | {fmt(v)} |" for k, v in combined["fp_by_family"].items()]
     lines += ["", "Thresholds calibrated on the reference corpus (0.25 % of its sessions per detector):", "", "```toml"]
@@ -225,6 +248,8 @@ def main(argv: list[str]) -> int:
         lines.append(f"[detectors.{name}]")
         lines += [f"{k} = {round(v, 2) if isinstance(v, float) else v}" for k, v in table.items()]
     lines += ["```"]
+    if args.samples:
+        lines += samples_section(args.samples, args.work, config)
     report = "\n".join(lines) + "\n"
     if args.out:
         args.out.write_text(report, encoding="utf-8")

@@ -11,6 +11,21 @@ import re
 
 EXCERPT_CHARS = 200
 
+# Names under which a value is a credential whatever it looks like.
+SECRET_KEYS = r"api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd"
+_SECRET_KEY = re.compile(f"(?i)(?:{SECRET_KEYS})")
+
+
+def is_secret_key(name: str) -> bool:
+    """Whether a field called ``name`` holds a credential (``api_key``, ``password`` …).
+
+    Examples:
+        >>> is_secret_key("X-Api-Key"), is_secret_key("page")
+        (True, False)
+    """
+    return _SECRET_KEY.search(name) is not None
+
+
 # Patterns for the credential shapes that show up in agent logs. Each keeps a
 # short prefix so a reader can still tell what kind of secret was there. Each
 # comes with the lowercase literals one of which any match must contain: a regex
@@ -26,7 +41,7 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
     (re.compile(r"\b(AIza)[A-Za-z0-9_-]{20,}"), r"\1[REDACTED]", ("aiza",)),
     (
         re.compile(
-            r"(?i)([\"']?(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)[\"']?\s*[:=]\s*[\"']?)"
+            rf"(?i)([\"']?(?:{SECRET_KEYS})[\"']?\s*[:=]\s*[\"']?)"
             r"[^\s\"',}]{4,}"
         ),
         r"\1[REDACTED]",

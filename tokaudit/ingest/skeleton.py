@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from tokaudit.redact import redact
+from tokaudit.redact import is_secret_key, redact
 
 MAX_SKELETON_CHARS = 2000
 _LONG_STRING_CHARS = 24
@@ -75,8 +75,13 @@ def _mask(text: str) -> str:
 MAX_ARG_VALUES = 32
 MAX_ARG_VALUE_CHARS = 64
 
-# Every string or number value (after ':' ',' or '['; keys are followed by ':' and are not values).
-_ANY_VALUE = re.compile(r'[:,\[]\s*(?:"([^"\\]*(?:\\.[^"\\]*)*)"(?!\s*:)|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?))', re.S)
+# Every string or number value, with its key when it has one (a value follows ':' after its key,
+# or ',' / '[' inside an array; keys are followed by ':' and are not values).
+_ANY_VALUE = re.compile(
+    r'(?:"([^"\\]*(?:\\.[^"\\]*)*)"\s*:|[,\[])\s*'
+    r'(?:"([^"\\]*(?:\\.[^"\\]*)*)"(?!\s*:)|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?))',
+    re.S,
+)
 
 
 def args_values(raw: bytes | str) -> list[str]:
@@ -97,13 +102,17 @@ def args_values(raw: bytes | str) -> list[str]:
         >>> args_values("*** Begin Patch")
         ['*** Begin Patch']
     """
-    text = redact(raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw)
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     if not text.lstrip().startswith(("{", "[")):
-        return [text[:MAX_ARG_VALUE_CHARS]] if text else []
+        return [redact(text[:MAX_ARG_VALUE_CHARS])] if text else []
     values = []
     for match in _ANY_VALUE.finditer(text):
-        string, number = match.groups()
-        values.append((string if string is not None else number)[:MAX_ARG_VALUE_CHARS])
+        key, string, number = match.groups()
+        if key is not None and is_secret_key(key):
+            values.append("[REDACTED]")
+        else:
+            # Redacting the short, cut value is what keeps this cheap on long arguments.
+            values.append(redact((string if string is not None else number)[:MAX_ARG_VALUE_CHARS]))
         if len(values) == MAX_ARG_VALUES:
             break
     return values
