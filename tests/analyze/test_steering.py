@@ -58,3 +58,15 @@ def test_a_repair_resend_restores_the_long_value_it_replaced():
 @pytest.mark.parametrize("args", ['{"job_id":"j-42"}', '{"command":"pytest -q"}'])
 def test_the_same_call_again_is_not_steered(args):
     assert steered([(args, "status: running"), (args, "status: running")]) == [False, False]
+
+
+def test_new_arguments_while_the_results_progress_meter_rises_are_paced_by_the_server():
+    scopes = [".", "lib/api", "apps/web", "services/jobs"]
+    calls = [(f'{{"repo":"acme/app","scope":"{s}"}}', f"Audit at {pct}%; {9 - i} scopes left. {s}: no findings")
+             for i, (s, pct) in enumerate(zip(scopes, (4, 10, 14, 17)))]
+    assert steered(calls) == [False, True, True, True]
+
+
+def test_polling_a_job_whose_progress_rises_is_not_steered():
+    calls = [('{"job_id":"j-42"}', f"status: running, progress {pct}%") for pct in (10, 40, 70, 100)]
+    assert steered(calls) == [False, False, False, False]

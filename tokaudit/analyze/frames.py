@@ -226,12 +226,22 @@ _STEERED_RULE = """
 SHAPE_SQL = """hash(regexp_extract_all(args_skeleton, '"((?:[^"\\\\]|\\\\.)*)"\\s*:', 1))"""
 
 
+# A progress meter in a result: the first "NN%" or "N of M" / "N/M". A server that paces a chain
+# (LoopTrap: "coverage 60 % — continue") shows it rising while the model keeps calling with new
+# arguments; a job being polled shows it rising too, but the poll's arguments never change.
+METER_SQL = r"""TRY_CAST(coalesce(
+    nullif(regexp_extract(result_excerpt, '([0-9]+(?:[.][0-9]+)?) ?%', 1), ''),
+    nullif(regexp_extract(result_excerpt, '([0-9]+) ?(?:/|of) ?[0-9]+', 1), '')) AS DOUBLE)"""
+
+
 def steering_sql(relation: str, order_by: str) -> str:
     """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
     result_excerpt) plus ``shape_hash``, ``values_hash`` and ``steered``, calls ordered by ``order_by``.
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
-    its tool whatever the shape (a first call without a cursor, then the same call with one).
+    its tool whatever the shape (a first call without a cursor, then the same call with one). A call
+    with new arguments whose result's progress meter rose (``METER_SQL``) is steered too: the server
+    paced it.
     """
     same_shape = _STEERED_RULE.format(prev="_prev_values", prev2="_prev2_values", excerpt="_prev_excerpt", long=MAX_ARG_VALUE_CHARS)
     any_shape = _STEERED_RULE.format(prev="_any_values", prev2="(CAST(NULL AS VARCHAR[]))", excerpt="_any_excerpt", long=MAX_ARG_VALUE_CHARS)
@@ -239,14 +249,16 @@ def steering_sql(relation: str, order_by: str) -> str:
         WITH s AS (SELECT *, {SHAPE_SQL} AS shape_hash FROM {relation}), w AS (
             SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
                    lag(result_excerpt) OVER same_shape AS _prev_excerpt,
-                   lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt
-            FROM s
+                   lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt,
+                   lag(_meter) OVER same_tool AS _prev_meter
+            FROM (SELECT *, {METER_SQL} AS _meter FROM s)
             WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY {order_by}),
                    same_tool AS (PARTITION BY session_id, tool_key ORDER BY {order_by})
         )
-        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt),
+        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _meter, _prev_meter),
                hash(args_values) AS values_hash,
-               coalesce({same_shape}, false) OR coalesce({any_shape}, false) AS steered
+               coalesce({same_shape}, false) OR coalesce({any_shape}, false)
+               OR coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _any_values, false) AS steered
         FROM w
     """
 
