@@ -240,3 +240,15 @@ def test_sponge_results_far_above_the_tools_usual_size():
     assert f.tool_key == "kb/search" and f.evidence["calls"] == 4 and f.value > 100
     assert by(findings, "economic_dos", sponge.session_id)
     assert not [f for f in by(findings, "amplification") if f.session_id != sponge.session_id and f.metric == "result_size_vs_tool_median"]
+
+
+def test_retrying_a_failed_call_between_sleeps_is_not_a_cycle():
+    s = Session("claude-code:retry")
+    text = "Translate this paragraph about the rollout plan and its risks, carefully and completely. " * 4
+    for result in ("Error: 429 Too Many Requests (retry after 18s)", "Error: 502 Bad Gateway", "Error: 429 Too Many Requests"):
+        s.turn(tools=[("lingua/translate", f'{{"text":"{text}","lang":"de"}}', result)])
+        s.tools[-1]["is_error"] = True
+        s.turn(tools=[("Bash", '{"command":"sleep 20"}', "")])
+    s.turn(tools=[("lingua/translate", f'{{"text":"{text}","lang":"de"}}', '{"translation": "Übersetzung"}')])
+    findings = audit(*benign(30), s)
+    assert not by(findings, "cycles", s.session_id)

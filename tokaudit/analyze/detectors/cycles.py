@@ -11,7 +11,8 @@ validate → refine loops between co-registered servers re-sending the same
 draft; ping-pong). False positives: read → edit → test coding cycles change
 their arguments every time; polling a job between sleeps repeats the very same
 calls but with a few tokens of arguments and real waiting, which the argument
-floor leaves to the chain-length detector (D3).
+floor leaves to the chain-length detector (D3); retrying a failed call between
+sleeps (an error in most periods, ``max_errors_per_period``) is failure spend (D9).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class Params:
     max_novelty: float = 0.5
     min_mean_args_tokens: int = 50
     min_repeat_share: float = 0.5
+    max_errors_per_period: float = 0.5  # retries after errors (429, 5xx) between sleeps are failure spend (D9), not a cycle
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -53,6 +55,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             pl.len().alias("matched"),
             pl.col("_v").mean().alias("varied_share"),
             pl.col("_r").mean().alias("repeat_share"),
+            pl.col("is_error").fill_null(False).sum().alias("errors"),
             pl.col("tool_key").n_unique().alias("tools"),
             pl.col("tool_key").mode().first().alias("tool_key"),
             pl.col("turn").min().alias("first_turn"),
@@ -74,6 +77,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             & (pl.col("mean_novelty").fill_null(0) < params.max_novelty)
             & (pl.col("args_tokens") >= params.min_mean_args_tokens * pl.col("matched"))
             & (pl.col("repeat_share") >= params.min_repeat_share)
+            & (pl.col("errors") * period <= params.max_errors_per_period * pl.col("matched"))
         )
         for run in stretches.iter_rows(named=True):
             key = (run["session_id"], run["first_turn"])
