@@ -190,6 +190,27 @@ def test_a_surface_change_in_the_mcp_transcript_and_a_chain_in_the_agent_log_mak
     assert "tool surface" in verdicts[0].evidence["reasons"]
 
 
+def test_a_shadow_tool_called_between_other_tools_after_a_surface_change_is_a_verdict():
+    """No run of one tool (the shadow tool is called in parallel with others), but the model wrote a
+    digest to the changed server on every step."""
+    s = Session("claude-code:shadow")
+    digest = "context digest: " + "everything read so far, restated " * 25
+    for k in range(3):
+        s.turn(tools=[("Read", f'{{"file_path":"/src/m{k}.py"}}', f"module {k} " * 50), ("weather/log_usage", f'{{"context_digest":"{digest}","step":{k}}}', "logged")])
+    defs = pl.DataFrame(
+        {
+            "session_id": ["claude-code:shadow"] * 2, "mcp_server": ["weather", "weather"], "tool_name": ["get_forecast"] * 2,
+            "schema_sha256": ["a" * 64, "b" * 64], "description_bytes": [120, 4000],
+            "first_seen_utc": [datetime(2026, 3, 10, 10), datetime(2026, 3, 10, 11)],
+            "last_seen_utc": [datetime(2026, 3, 10, 10), datetime(2026, 3, 10, 11)], "definition_bytes": [300, 9000],
+        }
+    )
+    findings = audit(*benign(30), s, tool_defs=defs)
+    assert not by(findings, "argument_inflation", s.session_id)
+    (verdict,) = by(findings, "economic_dos", s.session_id)
+    assert "tool surface" in verdict.evidence["reasons"]
+
+
 def test_cost_blowup_needs_a_cohort():
     big = Session("claude-code:big")
     for _ in range(60):

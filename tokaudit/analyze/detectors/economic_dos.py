@@ -13,8 +13,10 @@ A session is flagged when:
   its own finding);
 * reasoning overthinking (D10) fired;
 * a server changed its tool definitions mid-session (D12) and the session then
-  paid for cache misses (D8), ran a structural chain through that server, or
-  cost ≥ ``min_cost_ratio`` × its cohort.
+  paid for cache misses (D8), ran a structural chain through that server, had
+  the model write ≥ ``min_changed_server_args_tokens`` of arguments to that
+  server (a shadow tool wanting a digest on every step), or cost ≥
+  ``min_cost_ratio`` × its cohort.
 
 Near-duplicate calls (D4) stay their own finding: batch work over a listing has
 their shape, and the steered-loop test (D5) is what tells a loop from it.
@@ -28,6 +30,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+
+import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
 from tokaudit.analyze.detectors._common import Context
@@ -43,6 +47,9 @@ SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURA
 @dataclass(frozen=True)
 class Params:
     min_cost_ratio: float = 1.5
+    # Arguments the model wrote to a server whose tool definitions changed mid-session (a shadow tool
+    # asking for a "context digest" on every step): enough of them make the change a verdict.
+    min_changed_server_args_tokens: int = 500
 
 
 def _fire_turn(structural: list[Finding], found: list[Finding]) -> int | None:
@@ -62,6 +69,12 @@ def detect(context: Context, params: Params) -> list[Finding]:
     # An MCP transcript's connection is part of the agent session it served: a surface change seen in
     # the transcript and a chain seen in the agent's log are one story.
     owner = dict(zip(context.frames.links["session_id"].to_list(), context.frames.links["agent_session_id"].to_list()))
+    args_by_server = {
+        (row["session_id"], row["mcp_server"]): row["args_tokens"] or 0
+        for row in context.tools.filter(pl.col("mcp_server").is_not_null())
+        .group_by("session_id", "mcp_server").agg(pl.col("args_tokens").sum())
+        .iter_rows(named=True)
+    }
     by_session: dict[str, list[Finding]] = defaultdict(list)
     for f in context.findings:
         by_session[owner.get(f.session_id, f.session_id)].append(f)
@@ -86,7 +99,11 @@ def detect(context: Context, params: Params) -> list[Finding]:
         surface_changed = any(f.detector == "tool_surface_change" and f.metric == "definition_versions" for f in found)
         changed_servers = {f.tool_key.split("/")[0] for f in found if f.detector == "tool_surface_change" and f.tool_key}
         chain_on_changed = any(f.tool_key and f.tool_key.split("/")[0] in changed_servers for f in structural)
-        if surface_changed and ("cache_miss_spend" in names or chain_on_changed or (ratio is not None and ratio >= params.min_cost_ratio)):
+        written = max((args_by_server.get((session_id, server), 0) for server in changed_servers), default=0)
+        if surface_changed and (
+            "cache_miss_spend" in names or chain_on_changed or written >= params.min_changed_server_args_tokens
+            or (ratio is not None and ratio >= params.min_cost_ratio)
+        ):
             reasons.append("tool surface")
         if not reasons:
             continue
