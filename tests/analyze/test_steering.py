@@ -70,3 +70,8 @@ def test_new_arguments_while_the_results_progress_meter_rises_are_paced_by_the_s
 def test_polling_a_job_whose_progress_rises_is_not_steered():
     calls = [('{"job_id":"j-42"}', f"status: running, progress {pct}%") for pct in (10, 40, 70, 100)]
     assert steered(calls) == [False, False, False, False]
+
+
+def test_new_shell_commands_whose_output_has_percents_are_not_paced():
+    calls = [(f"curl -X POST -F 'file={i}' http://host/upload", f"  % Total    % Received\n{10 * i}%  done") for i in range(1, 5)]
+    assert steered(calls) == [False, False, False, False]

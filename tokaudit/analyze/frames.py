@@ -228,7 +228,8 @@ SHAPE_SQL = """hash(regexp_extract_all(args_skeleton, '"((?:[^"\\\\]|\\\\.)*)"\\
 
 # A progress meter in a result: the first "NN%" or "N of M" / "N/M". A server that paces a chain
 # (LoopTrap: "coverage 60 % — continue") shows it rising while the model keeps calling with new
-# arguments; a job being polled shows it rising too, but the poll's arguments never change.
+# arguments of the same keys; a job being polled shows it rising too, but the poll's arguments never
+# change. Free-text commands are left out: their output (curl's progress table) is full of percents.
 METER_SQL = r"""TRY_CAST(coalesce(
     nullif(regexp_extract(result_excerpt, '([0-9]+(?:[.][0-9]+)?) ?%', 1), ''),
     nullif(regexp_extract(result_excerpt, '([0-9]+) ?(?:/|of) ?[0-9]+', 1), '')) AS DOUBLE)"""
@@ -240,8 +241,8 @@ def steering_sql(relation: str, order_by: str) -> str:
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
     its tool whatever the shape (a first call without a cursor, then the same call with one). A call
-    with new arguments whose result's progress meter rose (``METER_SQL``) is steered too: the server
-    paced it.
+    with new JSON arguments of the same keys whose result's progress meter rose (``METER_SQL``) is
+    steered too: the server paced it.
     """
     same_shape = _STEERED_RULE.format(prev="_prev_values", prev2="_prev2_values", excerpt="_prev_excerpt", long=MAX_ARG_VALUE_CHARS)
     any_shape = _STEERED_RULE.format(prev="_any_values", prev2="(CAST(NULL AS VARCHAR[]))", excerpt="_any_excerpt", long=MAX_ARG_VALUE_CHARS)
@@ -250,7 +251,7 @@ def steering_sql(relation: str, order_by: str) -> str:
             SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
                    lag(result_excerpt) OVER same_shape AS _prev_excerpt,
                    lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt,
-                   lag(_meter) OVER same_tool AS _prev_meter
+                   lag(_meter) OVER same_shape AS _prev_meter
             FROM (SELECT *, {METER_SQL} AS _meter FROM s)
             WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY {order_by}),
                    same_tool AS (PARTITION BY session_id, tool_key ORDER BY {order_by})
@@ -258,7 +259,8 @@ def steering_sql(relation: str, order_by: str) -> str:
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _meter, _prev_meter),
                hash(args_values) AS values_hash,
                coalesce({same_shape}, false) OR coalesce({any_shape}, false)
-               OR coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _any_values, false) AS steered
+               OR coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _prev_values AND args_skeleton LIKE '{{%', false)
+                   AS steered
         FROM w
     """
 
