@@ -55,6 +55,16 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
 _LITERALS = re.compile("|".join(re.escape(lit) for _, _, lits in _SECRET_PATTERNS for lit in lits))
 
 
+def may_hold_secret(text: str) -> bool:
+    """Whether ``text`` holds any literal a credential pattern needs (one scan; most texts hold none).
+
+    Examples:
+        >>> may_hold_secret('{"page": 2}'), may_hold_secret('{"API_KEY": "x"}')
+        (False, True)
+    """
+    return _LITERALS.search(text.lower()) is not None
+
+
 def redact(text: str) -> str:
     """Replace credential-looking substrings with ``[REDACTED]``.
 

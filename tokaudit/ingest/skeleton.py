@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from tokaudit.redact import is_secret_key, redact
+from tokaudit.redact import is_secret_key, may_hold_secret, redact
 
 MAX_SKELETON_CHARS = 2000
 _LONG_STRING_CHARS = 24
@@ -105,14 +105,16 @@ def args_values(raw: bytes | str) -> list[str]:
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     if not text.lstrip().startswith(("{", "[")):
         return [redact(text[:MAX_ARG_VALUE_CHARS])] if text else []
+    # One scan of the whole text decides whether any value needs redacting (most arguments hold no
+    # credential literal at all); only then are keys and the short, cut values checked one by one.
+    secrets = may_hold_secret(text)
     values = []
     for match in _ANY_VALUE.finditer(text):
         key, string, number = match.groups()
-        if key is not None and is_secret_key(key):
-            values.append("[REDACTED]")
-        else:
-            # Redacting the short, cut value is what keeps this cheap on long arguments.
-            values.append(redact((string if string is not None else number)[:MAX_ARG_VALUE_CHARS]))
+        value = (string if string is not None else number)[:MAX_ARG_VALUE_CHARS]
+        if secrets:
+            value = "[REDACTED]" if key is not None and is_secret_key(key) else redact(value)
+        values.append(value)
         if len(values) == MAX_ARG_VALUES:
             break
     return values
