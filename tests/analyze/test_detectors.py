@@ -149,6 +149,16 @@ def test_overthinking_after_a_tool_result():
     assert f.evidence["after_tool_result"] is True and f.first_turn == 1
 
 
+def test_a_hard_task_that_thinks_hard_throughout_is_not_overthinking():
+    hard = Session("claude-code:hard")
+    for k in range(4):
+        hard.turn(tools=[("Bash", f'{{"command":"pytest -x tests/test_{k}.py"}}', f"FAILED test_{k} - assert 3 == 4")],
+                  output_tokens=9_000 + 500 * k, reasoning_tokens=8_800 + 500 * k)
+    hard.turn(output_tokens=10_000, reasoning_tokens=9_800, stop_reason="end_turn")
+    findings = audit(*benign(30), hard)
+    assert not by(findings, "overthinking", hard.session_id)
+
+
 def test_tool_surface_change_mid_session():
     defs = pl.DataFrame(
         {

@@ -34,6 +34,9 @@ class Params:
     baseline_quantile: float = 0.99
     min_model_requests: int = 20  # fewer tool-fed requests of a model than this: no baseline at all
     min_tool_requests: int = 200  # fewer after one tool: compare with the model's requests after any tool
+    # A hard task thinks hard on most requests; a decoy makes one request think far beyond the rest of
+    # its own session (its lower quartile: robust to a few decoys, defined for short sessions).
+    min_times_session_p25: float = 5.0
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -53,12 +56,20 @@ def detect(context: Context, params: Params) -> list[Finding]:
     )
     if calls.is_empty():
         return []
+    # The session's typical request: every request of it, whether or not it read a tool result.
+    typical = (
+        context.frames.calls.filter(~pl.col("is_aggregate"))
+        .group_by("session_id")
+        .agg(pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).quantile(0.25, interpolation="lower").alias("_session_p25"))
+    )
+    calls = calls.join(typical, on="session_id", how="left")
     q = params.baseline_quantile
     calls = calls.with_columns(
         pl.col("_think").quantile(q).over("model", "_fed_by").alias("_tail_tool"),
         pl.len().over("model", "_fed_by").alias("_n_tool"),
         pl.col("_think").quantile(q).over("model").alias("_tail_model"),
         pl.len().over("model").alias("_n"),
+        pl.col("_session_p25"),
     ).with_columns(
         pl.when(pl.col("_n_tool") >= params.min_tool_requests).then(pl.col("_tail_tool")).otherwise(pl.col("_tail_model")).alias("_baseline"),
         (pl.col("_n_tool") >= params.min_tool_requests).alias("_per_tool"),
@@ -67,6 +78,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         (pl.col("_n") >= params.min_model_requests)
         & (pl.col("_think") >= params.min_tokens)
         & (pl.col("_think") >= params.min_times_baseline * pl.max_horizontal(pl.col("_baseline"), pl.lit(1)))
+        & (pl.col("_think") >= params.min_times_session_p25 * pl.max_horizontal(pl.col("_session_p25").fill_null(0), pl.lit(1)))
     )
     out = []
     for c in calls.iter_rows(named=True):
@@ -85,7 +97,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                     "The result may have planted a decoy problem."
                 ),
                 evidence={"model": c["model"], "baseline_tokens": baseline, "after_tool_result": True, "fed_by": c["_fed_by"],
-                          "per_tool_baseline": c["_per_tool"]},
+                          "per_tool_baseline": c["_per_tool"], "session_p25_tokens": c["_session_p25"]},
             )
         )
     return out
