@@ -151,12 +151,15 @@ def test_overthinking_after_a_tool_result():
 
 def test_a_hard_task_that_thinks_hard_throughout_is_not_overthinking():
     hard = Session("claude-code:hard")
-    for k in range(4):
+    hard.turn(output_tokens=9_500, reasoning_tokens=9_300)  # thinking on the prompt already
+    for k in range(3):
         hard.turn(tools=[("Bash", f'{{"command":"pytest -x tests/test_{k}.py"}}', f"FAILED test_{k} - assert 3 == 4")],
                   output_tokens=9_000 + 500 * k, reasoning_tokens=8_800 + 500 * k)
     hard.turn(output_tokens=10_000, reasoning_tokens=9_800, stop_reason="end_turn")
-    findings = audit(*benign(30), hard)
-    assert not by(findings, "overthinking", hard.session_id)
+    sessions = [*benign(80), hard]
+    # Against the model's other sessions alone these requests are outliers; against their own session they are not.
+    assert by(audit(*sessions, overthinking={"min_times_session_p25": 0}), "overthinking", hard.session_id)
+    assert not by(audit(*sessions), "overthinking", hard.session_id)
 
 
 def test_tool_surface_change_mid_session():
