@@ -222,7 +222,7 @@ def main(argv: list[str]) -> int:
         "",
         f"Command: `python benchmarks/eval_detectors.py --work {args.work} --ref-sessions {args.ref_sessions} "
         f"--test-sessions {args.test_sessions} --attack-share {args.attack_share} --ref-seed {args.ref_seed} --test-seed {args.test_seed}"
-        + (f" --out {args.out}`" if args.out else "`"),
+        + (f" --samples {args.samples}" if args.samples else "") + (f" --out {args.out}`" if args.out else "`"),
         "",
         f"Reference corpus: {len(ref_labels)} benign sessions (seed {args.ref_seed}) — the only data thresholds are calibrated on. "
         f"Test corpus: {len(test_labels)} sessions (seed {args.test_seed}), {n_attack} attacks, {len(test_labels) - n_attack} benign. "
