@@ -196,8 +196,9 @@ def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
 # A call is *steered* when every argument value that changed since the previous call of the same
 # tool and argument shape (the same keys) went up by one or by the step it went up before (a
 # counter, page or offset; numbers inside text are not counters — "f3.py" → "f4.py" is a batch over
-# numbered files), was copied from that call's result as a token (a cursor, an id, a scope the
-# result named; text with spaces copied from a result into an edit is editing, not steering), or
+# numbered files), was copied as a token from that call's result (a cursor, an id, a scope the
+# result named) or — when it looks like an id or path, not a word — from the result just before
+# (two tools handing each other tokens; text with spaces copied into an edit is editing), or
 # restores a long value (one cut at the stored length) sent the call before (a REPAIR resend;
 # re-running a command is not one); and any value added was copied from that result (cumulative
 # restating). The server, not the task, chose what the model sent next. Batch work (values from an
@@ -208,14 +209,17 @@ _STEERED_RULE = """
     {prev} IS NOT NULL AND args_values IS NOT NULL AND len(args_values) >= len({prev})
     AND args_values != {prev}
     AND list_bool_and(list_transform(range(1, len(args_values) + 1), lambda i: CASE
-        WHEN i > len({prev}) THEN length(args_values[i]) >= 4 AND coalesce(contains({excerpt}, args_values[i]), false)
+        WHEN i > len({prev}) THEN length(args_values[i]) >= 4
+             AND coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6
+                 AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false)
         WHEN args_values[i] = {prev}[i] THEN true
         WHEN coalesce(TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE) = 1
                       OR (TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST({prev}[i] AS DOUBLE)
                           AND TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE)
                               = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN true
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
-             AND coalesce(contains({excerpt}, args_values[i]), false) THEN true
+             AND coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6
+                 AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false) THEN true
         WHEN length(args_values[i]) >= {long} AND coalesce(args_values[i] = {prev2}[i], false) THEN true
         ELSE false
     END))
@@ -251,12 +255,13 @@ def steering_sql(relation: str, order_by: str) -> str:
             SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
                    lag(result_excerpt) OVER same_shape AS _prev_excerpt,
                    lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt,
-                   lag(_meter) OVER same_shape AS _prev_meter
+                   lag(_meter) OVER same_shape AS _prev_meter, lag(result_excerpt) OVER same_session AS _last_excerpt
             FROM (SELECT *, {METER_SQL} AS _meter FROM s)
             WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY {order_by}),
-                   same_tool AS (PARTITION BY session_id, tool_key ORDER BY {order_by})
+                   same_tool AS (PARTITION BY session_id, tool_key ORDER BY {order_by}),
+                   same_session AS (PARTITION BY session_id ORDER BY {order_by})
         )
-        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _meter, _prev_meter),
+        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _meter, _prev_meter, _last_excerpt),
                hash(args_values) AS values_hash,
                coalesce({same_shape}, false) OR coalesce({any_shape}, false)
                OR coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _prev_values AND args_skeleton LIKE '{{%', false)
