@@ -90,3 +90,9 @@ def test_two_tools_handing_each_other_tokens_are_steered():
     con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", rows)
     flags = [r[0] for r in con.sql(f"SELECT steered FROM ({steering_sql('t', 'call_idx')}) ORDER BY call_idx").fetchall()]
     assert flags == [False, False, True, True, True, True]
+
+
+def test_re_running_an_earlier_shell_command_is_not_a_repair():
+    a = "curl -X POST -F 'file=ARGV' -F 'file=@printenv.pl' http://web.chal.example:8000/cgi-bin/file.pl?/bin/ls%20-la|"
+    b = "curl -X POST -F 'file=@printenv.pl' -F 'file=5' http://web.chal.example:8000/cgi-bin/file.pl"
+    assert steered([(a, "x"), (b, "y"), (a, "x"), (b, "y")]) == [False, False, False, False]

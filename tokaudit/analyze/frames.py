@@ -199,8 +199,8 @@ def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
 # numbered files), was copied as a token from that call's result (a cursor, an id, a scope the
 # result named) or — when it looks like an id or path, not a word — from the result just before
 # (two tools handing each other tokens; text with spaces copied into an edit is editing), or
-# restores a long value (one cut at the stored length) sent the call before (a REPAIR resend;
-# re-running a command is not one); and any value added was copied from that result (cumulative
+# restores a long JSON value (one cut at the stored length) sent the call before (a REPAIR resend;
+# re-running a shell command is not one); and any value added was copied from that result (cumulative
 # restating). The server, not the task, chose what the model sent next. Batch work (values from an
 # earlier listing, ids in any order), polling (nothing changed) and new questions are not steered.
 # Values are compared slot by slot (ingest.skeleton.args_values); CASE keeps the costlier tests to
@@ -220,7 +220,7 @@ _STEERED_RULE = """
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
              AND coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6
                  AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false) THEN true
-        WHEN length(args_values[i]) >= {long} AND coalesce(args_values[i] = {prev2}[i], false) THEN true
+        WHEN length(args_values[i]) >= {long} AND args_skeleton LIKE '{{%' AND coalesce(args_values[i] = {prev2}[i], false) THEN true
         ELSE false
     END))
 """
