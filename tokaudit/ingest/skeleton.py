@@ -18,6 +18,9 @@ key would carry.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+import msgspec
 
 from tokaudit.redact import is_secret_key, may_hold_secret, redact
 
@@ -75,13 +78,7 @@ def _mask(text: str) -> str:
 MAX_ARG_VALUES = 32
 MAX_ARG_VALUE_CHARS = 64
 
-# Every string or number value, with its key when it has one (a value follows ':' after its key,
-# or ',' / '[' inside an array; keys are followed by ':' and are not values).
-_ANY_VALUE = re.compile(
-    r'(?:"([^"\\]*(?:\\.[^"\\]*)*)"\s*:|[,\[])\s*'
-    r'(?:"([^"\\]*(?:\\.[^"\\]*)*)"(?!\s*:)|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?))',
-    re.S,
-)
+_DECODER = msgspec.json.Decoder()
 
 
 def args_values(raw: bytes | str) -> list[str]:
@@ -90,31 +87,43 @@ def args_values(raw: bytes | str) -> list[str]:
     Analysis compares them slot by slot with the previous call of the same tool
     to tell a server-steered chain — a counter that goes up, a cursor or scope
     copied from the previous result — from batch work whose values come from
-    elsewhere (``analyze.frames``). Secrets are redacted before values are
-    taken, and both the count and the length are bounded, so a huge argument
-    stores little. Free-text input is one value.
+    elsewhere (``analyze.frames``). Values under a credential's name
+    (``api_key``, ``password`` …) and credential-shaped values are redacted;
+    both the count and the length are bounded, so a huge argument stores
+    little. Free-text input (or arguments that are not valid JSON) is one value.
 
     Examples:
         >>> args_values(b'{"page":3,"query":"open bugs","cursor":"c2VjcmV0MTIz"}')
         ['3', 'open bugs', 'c2VjcmV0MTIz']
-        >>> args_values('{"api_key": "abcd1234efgh", "n": [1, 2]}')
-        ['[REDACTED]', '1', '2']
+        >>> args_values('{"api_key": "abcd1234efgh", "n": [1, 2.5, true, null]}')
+        ['[REDACTED]', '1', '2.5']
         >>> args_values("*** Begin Patch")
         ['*** Begin Patch']
     """
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-    if not text.lstrip().startswith(("{", "[")):
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    text = data.decode("utf-8", "replace")
+    if not data.lstrip().startswith((b"{", b"[")):
         return [redact(text[:MAX_ARG_VALUE_CHARS])] if text else []
+    try:
+        # Decoding in C and walking the result beats scanning the text with a pattern tenfold on
+        # long arguments (file contents), and gives the values unescaped, as results show them.
+        doc = _DECODER.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return [redact(text[:MAX_ARG_VALUE_CHARS])]
     # One scan of the whole text decides whether any value needs redacting (most arguments hold no
-    # credential literal at all); only then are keys and the short, cut values checked one by one.
+    # credential literal at all); only then are keys and values checked one by one.
     secrets = may_hold_secret(text)
-    values = []
-    for match in _ANY_VALUE.finditer(text):
-        key, string, number = match.groups()
-        value = (string if string is not None else number)[:MAX_ARG_VALUE_CHARS]
-        if secrets:
-            value = "[REDACTED]" if key is not None and is_secret_key(key) else redact(value)
-        values.append(value)
-        if len(values) == MAX_ARG_VALUES:
-            break
+    values: list[str] = []
+    stack: list[tuple[str | None, Any]] = [(None, doc)]
+    while stack and len(values) < MAX_ARG_VALUES:
+        key, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(reversed([(str(k), v) for k, v in value.items()]))
+        elif isinstance(value, list):
+            stack.extend(reversed([(key, v) for v in value]))
+        elif isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+            cut = (value if isinstance(value, str) else str(value))[:MAX_ARG_VALUE_CHARS]
+            if secrets:
+                cut = "[REDACTED]" if key is not None and is_secret_key(key) else redact(cut)
+            values.append(cut)
     return values
