@@ -110,20 +110,18 @@ def args_values(raw: bytes | str) -> list[str]:
         doc = _DECODER.decode(data)
     except (msgspec.DecodeError, RecursionError):
         return [redact(text[:MAX_ARG_VALUE_CHARS])]
-    # One scan of the whole text decides whether any value needs redacting (most arguments hold no
-    # credential literal at all); only then are keys and values checked one by one.
-    secrets = may_hold_secret(text)
-    values: list[str] = []
+    found: list[tuple[str | None, str]] = []
     stack: list[tuple[str | None, Any]] = [(None, doc)]
-    while stack and len(values) < MAX_ARG_VALUES:
+    while stack and len(found) < MAX_ARG_VALUES:
         key, value = stack.pop()
         if isinstance(value, dict):
             stack.extend(reversed([(str(k), v) for k, v in value.items()]))
         elif isinstance(value, list):
             stack.extend(reversed([(key, v) for v in value]))
         elif isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-            cut = (value if isinstance(value, str) else str(value))[:MAX_ARG_VALUE_CHARS]
-            if secrets:
-                cut = "[REDACTED]" if key is not None and is_secret_key(key) else redact(cut)
-            values.append(cut)
-    return values
+            found.append((key, (value if isinstance(value, str) else str(value))[:MAX_ARG_VALUE_CHARS]))
+    # One scan of what is kept (keys and cut values, not the whole argument — a file's content can be
+    # long) decides whether anything needs redacting; most arguments hold no credential literal at all.
+    if not may_hold_secret(" ".join(f"{k} {v}" for k, v in found)):
+        return [v for _, v in found]
+    return ["[REDACTED]" if k is not None and is_secret_key(k) else redact(v) for k, v in found]
