@@ -286,3 +286,9 @@ def test_retrying_a_failed_call_between_sleeps_is_not_a_cycle():
     s.turn(tools=[("lingua/translate", f'{{"text":"{text}","lang":"de"}}', '{"translation": "Übersetzung"}')])
     findings = audit(*benign(30), s)
     assert not by(findings, "cycles", s.session_id)
+
+
+def test_the_verdict_explains_the_steered_loop_it_rests_on_and_states_the_cost_once(attack_findings):
+    (verdict,) = by(attack_findings, "economic_dos", "claude-code:stealthy")
+    assert "server-steered loop" in verdict.explanation
+    assert verdict.explanation.count("cohort's median") <= 1

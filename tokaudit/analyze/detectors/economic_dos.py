@@ -107,14 +107,16 @@ def detect(context: Context, params: Params) -> list[Finding]:
             reasons.append("tool surface")
         if not reasons:
             continue
-        chain = max(structural, key=lambda f: f.excess_tokens or 0) if structural else None
+        # The chain the verdict rests on: a steered loop or cycle when one fired, else the costliest chain.
+        strong = [f for f in structural if f.detector in STRONG]
+        chain = max(strong or structural, key=lambda f: f.excess_tokens or 0) if structural else None
         turns = [t for f in found for t in (f.first_turn, f.last_turn) if t is not None]
         tool = chain.tool_key if chain else next((f.tool_key for f in found if f.tool_key), None)
         surface = [f for f in found if f.detector == "tool_surface_change" and f.tool_key and tool and f.tool_key.split("/")[0] == tool.split("/")[0]]
         parts = [f"Suspected economic denial of service ({', '.join(reasons)} evidence)."]
         if chain:
             parts.append(f"The chain ran through {tool!r}: {chain.explanation}")
-        if ratio is not None:
+        if ratio is not None and "cohort's median" not in (chain.explanation if chain else ""):
             parts.append(f"The session cost {ratio:.1f}× its cohort's median.")
         if surface:
             parts.append("That server's tool definitions changed during the session.")
