@@ -144,3 +144,20 @@ def test_sources_command_accounts_for_every_line(db_path):
     bad = json.loads(run("sources", "--db", db_path, "--json", "--with-problems"))
     assert {r["path"].rsplit("/", 1)[-1] for r in bad} == {"claude-bad.jsonl", "codex-bad.jsonl"}
     assert "TOTAL" in run("sources", "--db", db_path)
+
+
+def test_show_marks_the_steered_calls_and_the_flagged_turns_of_a_counter_loop(tmp_path):
+    import json
+
+    from tokaudit.simulate import simulate
+
+    simulate(tmp_path / "sim", 2, 5, families=["counter_loop"], attack_share=1.0, knob_overrides={"chain_length": 10})
+    attack = next(s for s in json.loads((tmp_path / "sim" / "labels.json").read_text())["sessions"] if s["is_attack"])
+    db = tmp_path / "t.duckdb"
+    run("ingest", "--db", db, tmp_path / "sim" / "projects", tmp_path / "sim" / "mcp")
+    run("audit", "--db", db)
+    shown = run("show", "--db", db, attack["session_id"])
+    assert "↻" in shown and "⚑" in shown and "continuation_loop" in shown
+    data = json.loads(run("show", "--db", db, attack["session_id"], "--json"))
+    steered = [x for t in data["turns"] for x in t["tools"] if x["steered"]]
+    assert len(steered) >= 8 and {x["tool"] for x in steered} == {f"{attack['attack_server']}/{attack['attack_tool']}"}

@@ -198,7 +198,7 @@ def render_findings(rows: list[dict[str, Any]], console: Console) -> None:
 
 
 def render_timeline(data: dict[str, Any], console: Console) -> None:
-    """A session turn by turn, flagged turns marked."""
+    """A session turn by turn, flagged turns marked (✗ a failed call, ↻ a call the previous result steered)."""
     s = data["session"]
     console.print(Text(f"session {s.get('session_id')}  agent {s.get('agent')}  model {s.get('model')}  outcome {s.get('outcome') or '—'}"))
     table = Table()
@@ -206,7 +206,9 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
         table.add_column(name, justify="left" if name in ("time (UTC)", "tool calls", "flags") else "right", overflow="fold")
     for t in data["turns"]:
         tools = "; ".join(
-            f"{x['tool']}{' ✗' if x['is_error'] else ''} (args {x['args_tokens'] or 0:,}, result {x['result_tokens'] or 0:,})" for x in t["tools"]
+            f"{x['tool']}{' ✗' if x['is_error'] else ''}{' ↻' if x.get('steered') else ''} "
+            f"(args {x['args_tokens'] or 0:,}, result {x['result_tokens'] or 0:,})"
+            for x in t["tools"]
         )
         flags = ", ".join(t["flags"])
         table.add_row(
