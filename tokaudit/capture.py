@@ -147,12 +147,14 @@ def _pump(read_fd: int, write_fd: int | None, recorder: _LineRecorder, on_eof) -
                 break
             if not chunk:
                 break
+            # Record before forwarding: once the other side has a request it may answer at once, and
+            # the transcript must show the request first.
+            recorder.feed(chunk)
             if write_fd is not None:
                 try:
                     _write_all(write_fd, chunk)
                 except OSError:
                     write_fd = None  # the other side went away: keep recording what arrives
-            recorder.feed(chunk)
         recorder.finish()
     finally:
         on_eof()
