@@ -61,8 +61,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 context, run, detector=NAME, metric="steered_chain_length", value=run["steered_calls"] + 1,
                 threshold=f"≥ {params.min_len} steered calls with mean result novelty < {params.max_novelty}",
                 what=(
-                    "A server-steered loop: each call's changed arguments were a counter going up or a value copied "
-                    f"from the previous result, and the results were mostly repeats (mean novelty {run['steered_novelty']:.2f}; "
+                    "A server-steered loop: what changed in each call's arguments was dictated by the previous result (a counter "
+                    "going up, a cursor or id copied from it, a rejected value sent again, or new arguments while its progress "
+                    f"meter rose), and the results were mostly repeats (mean novelty {run['steered_novelty']:.2f}; "
                     f"{yield_share:.1%} of the steered calls' argument and result tokens was new content).{wording}"
                 ),
                 extra={"steered_novelty": run["steered_novelty"], "payload_yield": yield_share, "steered_calls": run["steered_calls"],
