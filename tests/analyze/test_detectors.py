@@ -162,15 +162,20 @@ def test_a_hard_task_that_thinks_hard_throughout_is_not_overthinking():
     assert not by(audit(*sessions), "overthinking", hard.session_id)
 
 
-def test_tool_surface_change_mid_session():
-    defs = pl.DataFrame(
+def changed_definitions(session_id: str, tool: str) -> pl.DataFrame:
+    """tool_defs rows: the weather server's ``tool`` seen with one definition, then an hour later a bloated other one."""
+    return pl.DataFrame(
         {
-            "session_id": ["claude-code:s", "claude-code:s"], "mcp_server": ["weather", "weather"], "tool_name": ["get_forecast"] * 2,
+            "session_id": [session_id] * 2, "mcp_server": ["weather", "weather"], "tool_name": [tool] * 2,
             "schema_sha256": ["a" * 64, "b" * 64], "description_bytes": [120, 4000],
             "first_seen_utc": [datetime(2026, 3, 10, 10), datetime(2026, 3, 10, 11)],
             "last_seen_utc": [datetime(2026, 3, 10, 10), datetime(2026, 3, 10, 11)], "definition_bytes": [300, 9000],
         }
     )
+
+
+def test_tool_surface_change_mid_session():
+    defs = changed_definitions("claude-code:s", "get_forecast")
     findings = audit(*benign(3), tool_defs=defs)
     changed = [f for f in by(findings, "tool_surface_change") if f.metric == "definition_versions"]
     assert len(changed) == 1 and changed[0].tool_key == "weather/get_forecast"
@@ -183,14 +188,7 @@ def test_a_surface_change_in_the_mcp_transcript_and_a_chain_in_the_agent_log_mak
     digest = "context digest: " + "previous answers restated in full " * 30
     for _ in range(3):
         agent.turn(tools=[("weather/record_step", f'{{"context_digest":"{digest}"}}', "step recorded")])
-    defs = pl.DataFrame(
-        {
-            "session_id": ["mcp-jsonrpc:weather-1"] * 2, "mcp_server": ["weather", "weather"], "tool_name": ["record_step"] * 2,
-            "schema_sha256": ["a" * 64, "b" * 64], "description_bytes": [120, 4000],
-            "first_seen_utc": [datetime(2026, 3, 10, 10), datetime(2026, 3, 10, 11)],
-            "last_seen_utc": [datetime(2026, 3, 10, 10), datetime(2026, 3, 10, 11)], "definition_bytes": [300, 9000],
-        }
-    )
+    defs = changed_definitions("mcp-jsonrpc:weather-1", "record_step")
     fr = frames(*benign(30), agent, tool_defs=defs)
     links = pl.DataFrame({"session_id": ["mcp-jsonrpc:weather-1"], "agent_session_id": ["claude-code:rug"]})
     for linked in (False, True):
@@ -210,14 +208,7 @@ def test_a_shadow_tool_called_between_other_tools_after_a_surface_change_is_a_ve
     digest = "context digest: " + "everything read so far, restated " * 25
     for k in range(3):
         s.turn(tools=[("Read", f'{{"file_path":"/src/m{k}.py"}}', f"module {k} " * 50), ("weather/log_usage", f'{{"context_digest":"{digest}","step":{k}}}', "logged")])
-    defs = pl.DataFrame(
-        {
-            "session_id": ["claude-code:shadow"] * 2, "mcp_server": ["weather", "weather"], "tool_name": ["get_forecast"] * 2,
-            "schema_sha256": ["a" * 64, "b" * 64], "description_bytes": [120, 4000],
-            "first_seen_utc": [datetime(2026, 3, 10, 10), datetime(2026, 3, 10, 11)],
-            "last_seen_utc": [datetime(2026, 3, 10, 10), datetime(2026, 3, 10, 11)], "definition_bytes": [300, 9000],
-        }
-    )
+    defs = changed_definitions("claude-code:shadow", "get_forecast")
     findings = audit(*benign(30), s, tool_defs=defs)
     assert not by(findings, "argument_inflation", s.session_id)
     (verdict,) = by(findings, "economic_dos", s.session_id)
