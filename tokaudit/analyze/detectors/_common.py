@@ -28,6 +28,12 @@ class Context:
         self._ratios: dict[str, float] = dict(zip(self.baselines["session_id"].to_list(), self.baselines["cost_ratio"].to_list()))
 
 
+def fire_turn(calls: int) -> pl.Expr:
+    """Aggregation: the turn of a group's ``calls``-th call (its last if it has fewer) — when an online
+    guard counting to ``calls`` would have fired."""
+    return pl.col("turn").sort().get(pl.min_horizontal(pl.len() - 1, pl.lit(max(calls - 1, 0)))).alias("fire_turn")
+
+
 def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
     """One row per run (``by`` = "run_id" or "skel_run_id") of at least ``min_len`` calls, with its totals."""
     return (
@@ -51,7 +57,7 @@ def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
             pl.col("tool_call_id").filter(pl.col("has_result")).last().alias("last_call"),
             pl.col("is_error").cast(pl.Int32).sum().alias("errors"),
             # The turn at which the run reached min_len calls: when an online guard would have fired.
-            pl.col("turn").sort().get(pl.min_horizontal(pl.len() - 1, pl.lit(max(min_len - 1, 0)))).alias("fire_turn"),
+            fire_turn(min_len),
         )
         .filter(pl.col("calls") >= min_len)
         .sort("session_id", "first_turn")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context, chain_finding
+from tokaudit.analyze.detectors._common import Context, chain_finding, fire_turn
 
 NAME = "cycles"
 TITLE = "Calls cycling between two or three tools (D15)"
@@ -70,7 +70,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             pl.col("tool_call_id").filter(pl.col("has_result")).first().alias("first_call"),
             pl.col("tool_call_id").filter(pl.col("has_result")).last().alias("last_call"),
             # The turn at which the cycle had repeated min_repetitions times: when an online guard would have fired.
-            pl.col("turn").sort().get(pl.min_horizontal(pl.len() - 1, pl.lit(max(period * (params.min_repetitions - 1) - 1, 0)))).alias("fire_turn"),
+            fire_turn(period * (params.min_repetitions - 1)),
         ).filter(
             (pl.col("matched") >= period * (params.min_repetitions - 1))
             & (pl.col("tools") >= 2)
