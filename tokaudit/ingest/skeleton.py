@@ -81,6 +81,11 @@ MAX_ARG_VALUE_CHARS = 64
 _DECODER = msgspec.json.Decoder()
 
 
+def _as_text(data: bytes) -> str:
+    """Free-text (or undecodable) arguments as one value: their first characters."""
+    return data[: MAX_ARG_VALUE_CHARS * 4].decode("utf-8", "replace")[:MAX_ARG_VALUE_CHARS]
+
+
 def args_values(raw: bytes | str) -> list[str]:
     """The string and number values of a call's JSON arguments, in order, each cut to 64 characters.
 
@@ -101,15 +106,14 @@ def args_values(raw: bytes | str) -> list[str]:
         ['*** Begin Patch']
     """
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    text = data.decode("utf-8", "replace")
     if not data.lstrip().startswith((b"{", b"[")):
-        return [redact(text[:MAX_ARG_VALUE_CHARS])] if text else []
+        return [redact(_as_text(data))] if data else []
     try:
         # Decoding in C and walking the result beats scanning the text with a pattern tenfold on
         # long arguments (file contents), and gives the values unescaped, as results show them.
         doc = _DECODER.decode(data)
     except (msgspec.DecodeError, RecursionError):
-        return [redact(text[:MAX_ARG_VALUE_CHARS])]
+        return [redact(_as_text(data))]
     found: list[tuple[str | None, str]] = []
     stack: list[tuple[str | None, Any]] = [(None, doc)]
     while stack and len(found) < MAX_ARG_VALUES:
