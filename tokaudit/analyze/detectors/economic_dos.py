@@ -52,6 +52,11 @@ class Params:
     min_changed_server_args_tokens: int = 500
 
 
+def _server(tool_key: str) -> str:
+    """The server part of a ``server/tool`` key (a built-in tool's key is its own)."""
+    return tool_key.split("/")[0]
+
+
 def _fire_turn(structural: list[Finding], found: list[Finding]) -> int | None:
     """The earliest turn at which the evidence was complete (for latency: turns after an attack's onset)."""
     turns = [f.evidence.get("fire_turn") for f in structural] or [f.first_turn for f in found]
@@ -85,9 +90,10 @@ def detect(context: Context, params: Params) -> list[Finding]:
         structural = [f for f in found if f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric == "result_size_vs_tool_median")]
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
+        strong = [f for f in structural if f.detector in STRONG]
         reasons = []
-        if any(f.detector in STRONG for f in structural):
-            reasons.append("steered loop" if any(f.detector == "continuation_loop" for f in structural) else "cycle")
+        if strong:
+            reasons.append("steered loop" if any(f.detector == "continuation_loop" for f in strong) else "cycle")
         elif structural and ratio is not None and ratio >= params.min_cost_ratio:
             reasons.append("structural")
         # Cost alone convicts only against sessions of the same task: an agent's sessions mix one-line
@@ -97,8 +103,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
         if "overthinking" in names:
             reasons.append("overthinking")
         surface_changed = any(f.detector == "tool_surface_change" and f.metric == "definition_versions" for f in found)
-        changed_servers = {f.tool_key.split("/")[0] for f in found if f.detector == "tool_surface_change" and f.tool_key}
-        chain_on_changed = any(f.tool_key and f.tool_key.split("/")[0] in changed_servers for f in structural)
+        changed_servers = {_server(f.tool_key) for f in found if f.detector == "tool_surface_change" and f.tool_key}
+        chain_on_changed = any(f.tool_key and _server(f.tool_key) in changed_servers for f in structural)
         written = max((args_by_server.get((session_id, server), 0) for server in changed_servers), default=0)
         if surface_changed and (
             "cache_miss_spend" in names or chain_on_changed or written >= params.min_changed_server_args_tokens
@@ -108,17 +114,15 @@ def detect(context: Context, params: Params) -> list[Finding]:
         if not reasons:
             continue
         # The chain the verdict rests on: a steered loop or cycle when one fired, else the costliest chain.
-        strong = [f for f in structural if f.detector in STRONG]
         chain = max(strong or structural, key=lambda f: f.excess_tokens or 0) if structural else None
         turns = [t for f in found for t in (f.first_turn, f.last_turn) if t is not None]
         tool = chain.tool_key if chain else next((f.tool_key for f in found if f.tool_key), None)
-        surface = [f for f in found if f.detector == "tool_surface_change" and f.tool_key and tool and f.tool_key.split("/")[0] == tool.split("/")[0]]
         parts = [f"Suspected economic denial of service ({', '.join(reasons)} evidence)."]
         if chain:
             parts.append(f"The chain ran through {tool!r}: {chain.explanation}")
         if ratio is not None and "cohort's median" not in (chain.explanation if chain else ""):
             parts.append(f"The session cost {ratio:.1f}× its cohort's median.")
-        if surface:
+        if tool and _server(tool) in changed_servers:
             parts.append("That server's tool definitions changed during the session.")
         if "directive_notices" in names:
             parts.append("Its results also told the model to call again.")
