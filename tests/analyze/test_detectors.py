@@ -129,6 +129,21 @@ def test_cycle_between_two_servers_re_sending_a_draft():
     assert by(findings, "economic_dos", s.session_id)
 
 
+def test_a_cycle_between_servers_with_the_models_own_tools_in_between():
+    """The model greps now and then between the steps: the calls to the servers still cycle."""
+    s = Session("claude-code:cycle-interleaved")
+    draft = "Section 2 covers the rollout plan, its risks and the checks before each stage. " * 8
+    for k in range(3):
+        s.turn(tools=[("analyzer/analyze", f'{{"doc":"report.md","text":"{draft}"}}', "analysis incomplete; refinement needed")])
+        for g in range(k):
+            s.turn(tools=[("Grep", f'{{"pattern":"rollout_{k}_{g}","path":"/src"}}', f"/src/plan_{k}.md:{g}: rollout step {k}")])
+        s.turn(tools=[("validator/validate", '{"doc":"report.md"}', "validation pending; refinement needed")])
+    findings = audit(*benign(30), s)
+    (cycle,) = by(findings, "cycles", s.session_id)
+    assert cycle.evidence["period"] == 2
+    assert by(findings, "economic_dos", s.session_id)
+
+
 def test_polling_between_sleeps_is_not_a_cycle():
     s = Session("claude-code:poll-sleep")
     for _ in range(12):
@@ -147,6 +162,23 @@ def test_overthinking_after_a_tool_result():
     findings = audit(*sessions, s)
     (f,) = by(findings, "overthinking", s.session_id)
     assert f.evidence["after_tool_result"] is True and f.first_turn == 1
+
+
+def test_a_server_planting_decoys_in_many_sessions_cannot_raise_its_own_bar():
+    """Decoys in 6 of 30 sessions reading one tool: far more than 1 % of that tool's requests."""
+    sessions = []
+    for i in range(30):
+        s = Session(f"claude-code:docs-{i}")
+        for k in range(3):
+            decoy = i < 6 and k > 0
+            s.turn(tools=[("docs/get_page", f'{{"topic":"auth","page":"p{i}-{k}"}}', f"Auth guide part {k} of session {i}.")],
+                   output_tokens=14_000 if decoy else 150, reasoning_tokens=13_800 if decoy else 100)
+        s.turn(output_tokens=300, reasoning_tokens=150, stop_reason="end_turn")
+        sessions.append(s)
+    findings = audit(*sessions)
+    flagged = {f.session_id for f in by(findings, "overthinking")}
+    assert flagged == {f"claude-code:docs-{i}" for i in range(6)}
+    assert all(f.tool_key == "docs/get_page" and f.evidence["per_tool_baseline"] for f in by(findings, "overthinking"))
 
 
 def test_a_hard_task_that_thinks_hard_throughout_is_not_overthinking():

@@ -42,7 +42,9 @@ KNOBS = (
     Knob("cycles", "min_repetitions", {"min_repetitions": 2}, "value", True, floor=2),
     Knob("amplification", "min_times_tool_median", {"min_times_tool_median": 1.0, "min_result_tokens": 0}, "value", False,
          "result_size_vs_tool_median"),
-    Knob("overthinking", "min_times_baseline", {"min_times_baseline": 1.0, "min_tokens": 0}, "value", False),
+    # Only among requests long enough to matter (min_tokens kept): short requests many times a cheap tool's
+    # level are everyday (a 600-token plan after a 30-token lookup) and would set the ratio for the long ones.
+    Knob("overthinking", "min_times_baseline", {"min_times_baseline": 1.0}, "value", False),
 )
 
 

@@ -13,6 +13,10 @@ their arguments every time; polling a job between sleeps repeats the very same
 calls but with a few tokens of arguments and real waiting, which the argument
 floor leaves to the chain-length detector (D3); retrying a failed call between
 sleeps (an error in most periods, ``max_errors_per_period``) is failure spend (D9).
+
+The sequence is read twice: every call of the session, and its MCP calls alone
+— a cycle between servers stays one when the model runs a few of its own tools
+(a grep, a file read) between the steps.
 """
 
 from __future__ import annotations
@@ -43,7 +47,15 @@ def detect(context: Context, params: Params) -> list[Finding]:
         return []
     t = t.with_columns(pl.struct("tool_key", "values_hash").hash().alias("_sig"))
     findings: list[Finding] = []
-    seen: set[tuple[str, int]] = set()
+    seen: dict[str, list[tuple[int, int]]] = {}
+    # Servers first: where the model's own calls interrupt a cycle, the servers' view holds all of it.
+    for view in (t.filter(pl.col("mcp_server").is_not_null()), t):
+        _find_cycles(context, view, params, findings, seen)
+    return findings
+
+
+def _find_cycles(context: Context, t: pl.DataFrame, params: Params, findings: list[Finding], seen: dict[str, list[tuple[int, int]]]) -> None:
+    """Append to ``findings`` the cycles in ``t`` (calls in session order) overlapping none in ``seen`` (turn ranges per session)."""
     for period in (2, 3):
         matches = (pl.col("tool_key") == pl.col("tool_key").shift(period).over("session_id")).fill_null(False)
         repeats = (pl.col("_sig") == pl.col("_sig").shift(period).over("session_id")).fill_null(False)
@@ -80,10 +92,10 @@ def detect(context: Context, params: Params) -> list[Finding]:
             & (pl.col("errors") * period <= params.max_errors_per_period * pl.col("matched"))
         )
         for run in stretches.iter_rows(named=True):
-            key = (run["session_id"], run["first_turn"])
-            if key in seen:
+            ranges = seen.setdefault(run["session_id"], [])
+            if any(first <= run["last_turn"] and run["first_turn"] <= last for first, last in ranges):
                 continue
-            seen.add(key)
+            ranges.append((run["first_turn"], run["last_turn"]))
             run["calls"] = run["matched"] + period
             findings.append(
                 chain_finding(
@@ -95,4 +107,3 @@ def detect(context: Context, params: Params) -> list[Finding]:
                     extra={"period": period, "repeat_share": run["repeat_share"]},
                 )
             )
-    return findings

@@ -2,16 +2,21 @@
 
 Reasoning tokens of a request — when not reported separately, its output minus
 the arguments of the tool calls it made (a large file write is output, not
-thought) — after a tool result, against the tail (``baseline_quantile``) of the
-same model's thinking after results of the **same tool** (when there are
-``min_tool_requests`` of them; else after any tool result). Decoy problems
-arrive in one tool's results (OverThink), and a tool whose results normally
-provoke hard thinking — failing test output — is held to its own tail, not to
-the cheap lookups around it. Fires on ≥ ``min_times_baseline`` × that tail and
-≥ ``min_tokens``; requests reading no tool result are not compared (deliberate
-thinking on a user's prompt is not suspicious). Catches decoys planted in tool
-results, reasoning bombs and sponge prompts. False positives: genuinely hard
-results from a tool that rarely produces them, reasoning-effort changes.
+thought) — after a tool result, against how hard results of the **same tool**
+make the same model think in a typical session: the ``baseline_quantile`` (p75)
+over sessions of each session's hardest request after that tool (when
+``min_tool_sessions`` sessions read it; else after any tool result). Decoy
+problems arrive in one tool's results (OverThink), and a tool whose results
+normally provoke hard thinking — failing test output — is held to its own
+level, not to the cheap lookups around it. The baseline is taken over sessions,
+not requests, so that a server planting decoys in many sessions cannot raise
+its own bar: a request tail (p99) is already the attack once more than one
+request in a hundred is one. Fires on ≥ ``min_times_baseline`` × that level,
+≥ ``min_tokens`` and ≥ ``min_times_session_p25`` × the session's own lower
+quartile; requests reading no tool result are not compared (deliberate thinking
+on a user's prompt is not suspicious). Catches decoys planted in tool results,
+reasoning bombs and sponge prompts. False positives: genuinely hard results
+from a tool that rarely produces them, reasoning-effort changes.
 """
 
 from __future__ import annotations
@@ -29,11 +34,11 @@ TITLE = "Reasoning far above what the tool's results usually cause (D10)"
 
 @dataclass(frozen=True)
 class Params:
-    min_times_baseline: float = 3.0
+    min_times_baseline: float = 6.0
     min_tokens: int = 3000
-    baseline_quantile: float = 0.99
-    min_model_requests: int = 20  # fewer tool-fed requests of a model than this: no baseline at all
-    min_tool_requests: int = 200  # fewer after one tool: compare with the model's requests after any tool
+    baseline_quantile: float = 0.75  # over sessions: robust while fewer than a quarter of a tool's sessions are attacked
+    min_model_sessions: int = 10  # fewer sessions of a model reading tool results than this: no baseline at all
+    min_tool_sessions: int = 20  # fewer sessions read one tool: compare with the model's requests after any tool
     # A hard task thinks hard on most requests; a decoy makes one request think far beyond the rest of
     # its own session (its lower quartile: robust to a few decoys, defined for short sessions).
     min_times_session_p25: float = 5.0
@@ -64,18 +69,21 @@ def detect(context: Context, params: Params) -> list[Finding]:
     )
     calls = calls.join(typical, on="session_id", how="left")
     q = params.baseline_quantile
-    calls = calls.with_columns(
-        pl.col("_think").quantile(q).over("model", "_fed_by").alias("_tail_tool"),
-        pl.len().over("model", "_fed_by").alias("_n_tool"),
-        pl.col("_think").quantile(q).over("model").alias("_tail_model"),
-        pl.len().over("model").alias("_n"),
-        pl.col("_session_p25"),
-    ).with_columns(
-        pl.when(pl.col("_n_tool") >= params.min_tool_requests).then(pl.col("_tail_tool")).otherwise(pl.col("_tail_model")).alias("_baseline"),
-        (pl.col("_n_tool") >= params.min_tool_requests).alias("_per_tool"),
+    # Each session's hardest request after the tool (and after any tool), then the level typical sessions reach.
+    per_tool = (
+        calls.group_by("session_id", "model", "_fed_by").agg(pl.col("_think").max().alias("_hardest"))
+        .group_by("model", "_fed_by").agg(pl.col("_hardest").quantile(q).alias("_level_tool"), pl.len().alias("_n_tool"))
+    )
+    per_model = (
+        calls.group_by("session_id", "model").agg(pl.col("_think").max().alias("_hardest"))
+        .group_by("model").agg(pl.col("_hardest").quantile(q).alias("_level_model"), pl.len().alias("_n"))
+    )
+    calls = calls.join(per_tool, on=["model", "_fed_by"], how="left").join(per_model, on="model", how="left").with_columns(
+        pl.when(pl.col("_n_tool") >= params.min_tool_sessions).then(pl.col("_level_tool")).otherwise(pl.col("_level_model")).alias("_baseline"),
+        (pl.col("_n_tool") >= params.min_tool_sessions).alias("_per_tool"),
     )
     calls = calls.filter(
-        (pl.col("_n") >= params.min_model_requests)
+        (pl.col("_n") >= params.min_model_sessions)
         & (pl.col("_think") >= params.min_tokens)
         & (pl.col("_think") >= params.min_times_baseline * pl.max_horizontal(pl.col("_baseline"), pl.lit(1)))
         & (pl.col("_think") >= params.min_times_session_p25 * pl.max_horizontal(pl.col("_session_p25").fill_null(0), pl.lit(1)))
@@ -85,15 +93,16 @@ def detect(context: Context, params: Params) -> list[Finding]:
         kind = "reasoning" if c["reasoning_tokens"] is not None else "output"
         baseline = max(c["_baseline"], 1)
         against = f"after {c['_fed_by']!r} results" if c["_per_tool"] else "after any tool result"
+        level = f"the p{q * 100:g} over sessions of {c['model']}'s hardest request {against}"
         out.append(
             Finding(
                 detector=NAME, severity="medium", session_id=c["session_id"], first_turn=c["turn"], last_turn=c["turn"],
-                metric=f"{kind}_tokens_vs_tool_tail", value=c["_think"] / baseline,
-                threshold=f"≥ {params.min_times_baseline}× the p{q * 100:g} of {c['model']} {against}, and ≥ {params.min_tokens:,} tokens",
+                metric=f"{kind}_tokens_vs_tool_level", value=c["_think"] / baseline,
+                threshold=f"≥ {params.min_times_baseline}× {level}, and ≥ {params.min_tokens:,} tokens",
                 excess_tokens=int(c["_think"] - baseline), excess_usd=None, tool_key=c["_fed_by"],
                 explanation=(
                     f"Request {c['turn']} spent {c['_think']:,} {kind} tokens right after a result of {c['_fed_by']!r}: "
-                    f"{c['_think'] / baseline:.1f}× the p{q * 100:g} of {c['model']} {against} ({baseline:,.0f} tokens). "
+                    f"{c['_think'] / baseline:.1f}× {level} ({baseline:,.0f} tokens). "
                     "The result may have planted a decoy problem."
                 ),
                 evidence={"model": c["model"], "baseline_tokens": baseline, "after_tool_result": True, "fed_by": c["_fed_by"],
