@@ -172,15 +172,12 @@ def pricing_ctes(store: Store, config: Config, tz: str, since: date | None, unti
     local = "ts_utc" if tz == "UTC" else f"(ts_utc AT TIME ZONE 'UTC') AT TIME ZONE '{tz}'"
     where, params = _window(since, until, local)
     relation = dedup_relation(store)
-    keys = store.duck.execute(
-        f"SELECT DISTINCT model, provider, CAST(ts_utc AS DATE) FROM {relation} WHERE {where} AND ts_utc IS NOT NULL", params
-    ).fetchall()
+    found = store.duck.execute(f"SELECT DISTINCT model, provider, CAST(ts_utc AS DATE) FROM {relation} WHERE {where}", params).fetchall()
+    keys = [(m, p, d) for m, p, d in found if d is not None]
     extra, unpriced = _prepare_prices(store, config, keys)
     # A request without a timestamp cannot be priced (prices change over time): its model is unpriced too.
-    undated = store.duck.execute(
-        f"SELECT DISTINCT coalesce(model, '(model not logged)') FROM {relation} WHERE {where} AND ts_utc IS NULL", params
-    ).fetchall()
-    unpriced = sorted({*unpriced, *(f"{m} (requests without a timestamp)" for (m,) in undated)})
+    undated = {m or "(model not logged)" for m, _, d in found if d is None}
+    unpriced = sorted({*unpriced, *(f"{m} (requests without a timestamp)" for m in undated)})
     extra_sql, extra_params = _values_sql(extra)
     ctes = f"""
         calls AS ({_calls_sql(relation, local, where)}),

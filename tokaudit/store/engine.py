@@ -78,13 +78,12 @@ class Store:
 
 def current_revision(duck: duckdb.DuckDBPyConnection) -> str | None:
     """Read ``alembic_version`` through a raw connection (no Alembic import)."""
-    # duckdb_tables() answers in ~2 ms; information_schema takes ten times longer.
-    has_table = duck.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'alembic_version' AND schema_name = 'main'"
-    ).fetchall()[0][0]
-    if not has_table:
+    # Asking for the table directly is the cheapest test (a catalog listing costs ~10 ms on a fresh
+    # connection, which every read command pays).
+    try:
+        rows = duck.execute("SELECT version_num FROM main.alembic_version").fetchall()
+    except duckdb.CatalogException:
         return None
-    rows = duck.execute("SELECT version_num FROM alembic_version").fetchall()
     return rows[0][0] if rows else None
 
 
