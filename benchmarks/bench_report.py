@@ -112,6 +112,8 @@ def main(d: str) -> int:
         f"usage, re-ingest), all runs pooled. Peak RSS: GNU `time -v` max RSS (largest single process) and the "
         f"peak PSS summed over the process tree (sampled every 10 ms by peak_mem.py); max over "
         f"{meta.get('rss_runs')} runs each; the RSS target uses the larger of the two. MB = 10^6 bytes."
+        + (" Python bytecode caching on, as in an installed tokaudit (PYTHONDONTWRITEBYTECODE, set in the calling shell, was unset)."
+           if meta.get("pythondontwritebytecode_unset", "was not set") != "was not set" else "")
     )
     w("")
     w(

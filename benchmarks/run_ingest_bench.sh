@@ -48,6 +48,12 @@ BENCH_TMP=${BENCH_TMP:-/work/scratch/bench-runs/ingest-$(date -u +%Y%m%dT%H%M%SZ
 RESULTS_MD=${RESULTS_MD:-$HERE/results-ingest.md}
 PY=${PYTHON:-python3}
 
+# An installed tokaudit runs from compiled bytecode (pip writes the .pyc files at install time; an
+# editable install writes them on first import). A shell with PYTHONDONTWRITEBYTECODE set would time
+# Python's compiler on every run instead of tokaudit, so it is unset here (and noted in meta.env).
+PYTHONDONTWRITEBYTECODE_WAS=${PYTHONDONTWRITEBYTECODE:-}
+unset PYTHONDONTWRITEBYTECODE
+
 command -v hyperfine >/dev/null || die "hyperfine not found (apt-get install -y hyperfine)"
 [ -x /usr/bin/time ] || die "/usr/bin/time not found (apt-get install -y time)"
 [ -x "$CCUSAGE_BIN" ] || die "ccusage binary not executable: $CCUSAGE_BIN (npm install ccusage@20.0.24 in /work/scratch/ccusage)"
@@ -105,6 +111,7 @@ step() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$STEPS"; }   # id, la
   echo "data_bytes=$(find "$DATA/projects" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {printf "%d", s}')"
   echo "rounds=$ROUNDS"; echo "runs=$RUNS"; echo "fast_runs=$FAST_RUNS"; echo "rss_runs=$RSS_RUNS"
   echo "bench_tmp=$BENCH_TMP"
+  echo "pythondontwritebytecode_unset=${PYTHONDONTWRITEBYTECODE_WAS:-was not set}"
 } > "$BENCH_TMP/meta.env"
 free -g > "$BENCH_TMP/free.txt"
 log "data: $DATA ($(sed -n 's/^data_files=//p' "$BENCH_TMP/meta.env") files); work dir: $BENCH_TMP"
