@@ -165,19 +165,19 @@ def test_overthinking_after_a_tool_result():
 
 
 def test_a_server_planting_decoys_in_many_sessions_cannot_raise_its_own_bar():
-    """Decoys in 6 of 30 sessions reading one tool: far more than 1 % of that tool's requests."""
+    """Decoys in 12 of 30 sessions reading one tool: far more than 1 % of that tool's requests."""
     sessions = []
     for i in range(30):
         s = Session(f"claude-code:docs-{i}")
         for k in range(3):
-            decoy = i < 6 and k > 0
+            decoy = i < 12 and k > 0
             s.turn(tools=[("docs/get_page", f'{{"topic":"auth","page":"p{i}-{k}"}}', f"Auth guide part {k} of session {i}.")],
                    output_tokens=14_000 if decoy else 150, reasoning_tokens=13_800 if decoy else 100)
         s.turn(output_tokens=300, reasoning_tokens=150, stop_reason="end_turn")
         sessions.append(s)
     findings = audit(*sessions)
     flagged = {f.session_id for f in by(findings, "overthinking")}
-    assert flagged == {f"claude-code:docs-{i}" for i in range(6)}
+    assert flagged == {f"claude-code:docs-{i}" for i in range(12)}
     assert all(f.tool_key == "docs/get_page" and f.evidence["per_tool_baseline"] for f in by(findings, "overthinking"))
 
 

@@ -3,8 +3,8 @@
 Reasoning tokens of a request — when not reported separately, its output minus
 the arguments of the tool calls it made (a large file write is output, not
 thought) — after a tool result, against how hard results of the **same tool**
-make the same model think in a typical session: the ``baseline_quantile`` (p75)
-over sessions of each session's hardest request after that tool (when
+make the same model think in a typical session: the ``baseline_quantile`` (the
+median) over sessions of each session's hardest request after that tool (when
 ``min_tool_sessions`` sessions read it; else after any tool result). Decoy
 problems arrive in one tool's results (OverThink), and a tool whose results
 normally provoke hard thinking — failing test output — is held to its own
@@ -36,7 +36,7 @@ TITLE = "Reasoning far above what the tool's results usually cause (D10)"
 class Params:
     min_times_baseline: float = 6.0
     min_tokens: int = 3000
-    baseline_quantile: float = 0.75  # over sessions: robust while fewer than a quarter of a tool's sessions are attacked
+    baseline_quantile: float = 0.5  # over sessions: robust while fewer than half of a tool's sessions are attacked
     min_model_sessions: int = 10  # fewer sessions of a model reading tool results than this: no baseline at all
     min_tool_sessions: int = 20  # fewer sessions read one tool: compare with the model's requests after any tool
     # A hard task thinks hard on most requests; a decoy makes one request think far beyond the rest of
