@@ -604,3 +604,30 @@ def test_knob_overrides_steer_a_sweep(tmp_path):
     assert cli_main(["--out", str(out), "--sessions", "6", "--family", "looptrap", "--knob", "chain_length=5", "--knob", "template_family=audit", "--jobs", "1"]) == 0
     labels = json.loads((out / "labels.json").read_text())
     assert {(lb["knobs"]["chain_length"], lb["template_family"]) for lb in labels["sessions"]} == {(5, "audit")}
+
+
+def test_an_audit_in_batches_sees_every_session_once_with_its_group(ingested):
+    """A store too large for one batch is audited in batches of whole session groups."""
+    from tokaudit.analyze.audit import run_audit
+    from tokaudit.analyze.frames import load_frames, session_batches
+
+    store, _, _ = ingested
+    (total,) = rows(store, "SELECT (SELECT count(*) FROM llm_calls) + (SELECT count(*) FROM tool_calls)")[0]
+    assert session_batches(store, None, None, total) is None
+    batches = session_batches(store, None, None, total // 4)
+    assert len(batches) >= 3
+    batch_of = {s: i for i, batch in enumerate(batches) for s in batch}
+    assert sum(len(b) for b in batches) == len(batch_of)  # no session twice
+    stored = {s for (s,) in rows(store, "SELECT session_id FROM llm_calls UNION SELECT session_id FROM tool_calls")}
+    assert set(batch_of) == stored
+    subagents = rows(store, "SELECT session_id, parent_session_id FROM sessions WHERE parent_session_id IS NOT NULL")
+    links = load_frames(store).links.rows()
+    assert subagents and links
+    for child, owner in [*subagents, *links]:
+        assert batch_of[child] == batch_of[owner], (child, owner)
+    whole = run_audit(store, save=False)
+    batched = run_audit(store, save=False, batch_rows=total // 4)
+    assert batched.sessions == whole.sessions
+    # Steered loops need no baseline: the same sessions, whatever the batches.
+    loops = [{f.session_id for f in r.findings if f.detector == "continuation_loop"} for r in (whole, batched)]
+    assert loops[0] and loops[0] == loops[1]

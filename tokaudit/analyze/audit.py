@@ -20,10 +20,13 @@ from tokaudit.analyze.cohorts import session_baselines
 from tokaudit.analyze.detectors import DETECTORS, SEVERITIES, Finding, resolve_params
 from tokaudit.analyze.detectors._common import Context
 from tokaudit.analyze.features import tool_features
-from tokaudit.analyze.frames import Frames, load_frames
+from tokaudit.analyze.frames import Frames, load_frames, session_batches
 from tokaudit.config import Config
 from tokaudit.ingest.base import utc_now
 from tokaudit.store.engine import Store
+
+# Frames of about this many requests plus tool calls take ~3 GB at their peak (benchmarks/results-detectors-speed.md).
+BATCH_ROWS = 2_000_000
 
 
 @dataclass
@@ -89,18 +92,34 @@ def run_audit(
     until: datetime | None = None,
     save: bool = True,
     only: set[str] | None = None,
+    batch_rows: int = BATCH_ROWS,
 ) -> AuditResult:
-    """Audit the sessions that started in [since, until) (UTC; default everything)."""
+    """Audit the sessions that started in [since, until) (UTC; default everything).
+
+    A window of more than ``batch_rows`` requests plus tool calls is read in batches of
+    whole session groups (``analyze.frames.session_batches``), so memory stays bounded
+    however large the store; each batch's baselines are then estimated from its sample of
+    sessions.
+    """
     config = config or Config()
     params = resolve_params(config.detectors)
     started_at = utc_now()
     started = time.perf_counter()
-    frames = load_frames(store, config=config, since=since, until=until)
-    context = build_context(frames, params["cost_blowup"].min_cohort)
-    findings, timings = run_detectors(context, params, only)
+    findings: list[Finding] = []
+    timings: Counter[str] = Counter()
+    sessions = 0
+    batches = session_batches(store, since, until, batch_rows)
+    for batch in batches or [None]:
+        frames = load_frames(store, config=config, since=since, until=until, sessions=batch)
+        context = build_context(frames, params["cost_blowup"].min_cohort)
+        found, seconds = run_detectors(context, params, only)
+        findings += found
+        timings.update(seconds)
+        sessions += frames.sessions.height
+        del frames, context  # the next batch's frames take their place
     quote_results(store, findings)
     thresholds = {name: p.__dict__ for name, p in params.items()}
-    result = AuditResult(None, started_at, frames.sessions.height, findings, thresholds, time.perf_counter() - started, timings)
+    result = AuditResult(None, started_at, sessions, findings, thresholds, time.perf_counter() - started, dict(timings))
     if save and not store.read_only:
         result.audit_run_id = _save(store, result, since, until)
     return result

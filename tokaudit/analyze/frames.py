@@ -35,6 +35,8 @@ quote afterwards (``analyze.audit``).
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -85,13 +87,16 @@ def load_frames(
     since: datetime | None = None,
     until: datetime | None = None,
     session_id: str | None = None,
+    sessions: Sequence[str] | None = None,
 ) -> Frames:
     """Read the store into frames; ``since``/``until`` (UTC) keep sessions that started in the window,
-    ``session_id`` one session."""
+    ``session_id`` one session, ``sessions`` these sessions."""
     config = config or Config()
-    window, window_params = _session_window(since, until)
+    window, window_params = session_window(since, until)
     if session_id is not None:
         window, window_params = "session_id = ?", [session_id]
+    if sessions is not None:
+        window, window_params = "session_id IN (SELECT unnest(?::VARCHAR[]))", [list(sessions)]
     events = _arrow(store, f"SELECT * EXCLUDE (source_id) FROM session_events WHERE {window}", window_params)
     calls = _calls(store, config, window, window_params, events)
     tools = _tools(store, calls, window, window_params)
@@ -122,7 +127,7 @@ def load_frames(
                   links=links)
 
 
-def _session_window(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
+def session_window(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
     """A WHERE clause keeping rows of sessions that started in [since, until)."""
     clauses, params = [], []
     if since is not None:
@@ -134,6 +139,47 @@ def _session_window(since: datetime | None, until: datetime | None) -> tuple[str
     if not clauses:
         return "TRUE", []
     return f"session_id IN (SELECT session_id FROM sessions WHERE {' AND '.join(clauses)})", params
+
+
+def session_batches(store: Store, since: datetime | None, until: datetime | None, max_rows: int) -> list[list[str]] | None:
+    """The window's sessions split into batches of about ``max_rows`` requests plus tool calls, or None
+    when they fit in one.
+
+    A batch holds whole session groups — an agent session, its subagents and the MCP
+    connections that served it — because detectors and the verdict read them together.
+    Groups fall into batches by a hash of their id, so every batch is a random sample of
+    the sessions (what per-tool, per-model and cohort baselines are estimated from) and
+    the split is the same on every run.
+    """
+    window, params = session_window(since, until)
+    rows = store.duck.execute(
+        f"SELECT (SELECT count(*) FROM llm_calls WHERE {window}) + (SELECT count(*) FROM tool_calls WHERE {window})", [*params, *params]
+    ).fetchall()[0][0]
+    if rows <= max_rows:
+        return None
+    groups = store.duck.execute(
+        f"""
+        WITH ids AS (
+            SELECT session_id FROM llm_calls WHERE {window} UNION SELECT session_id FROM tool_calls WHERE {window}
+        ),
+        parents AS (SELECT session_id, any_value(parent_session_id) AS parent_id FROM sessions GROUP BY session_id),
+        served AS (
+            SELECT m.session_id, min(a.session_id) AS agent_id
+            FROM (SELECT * FROM tool_calls WHERE linked_tool_call_id IS NOT NULL) AS m
+            JOIN tool_calls AS a ON a.source_id = m.linked_source_id AND a.tool_call_id = m.linked_tool_call_id
+            WHERE m.session_id != a.session_id GROUP BY m.session_id
+        )
+        SELECT i.session_id, coalesce(p.parent_id, s.agent_id, i.session_id) AS group_id
+        FROM ids AS i LEFT JOIN served AS s USING (session_id)
+        LEFT JOIN parents AS p ON p.session_id = coalesce(s.agent_id, i.session_id)
+        """,
+        [*params, *params],
+    ).fetchall()
+    count = -(-rows // max_rows)
+    batches: list[list[str]] = [[] for _ in range(count)]
+    for session, group in groups:
+        batches[zlib.crc32(group.encode()) % count].append(session)
+    return [b for b in batches if b]
 
 
 def _arrow(store: Store, sql: str, params: list) -> pl.DataFrame:
