@@ -187,7 +187,8 @@ def _arrow(store: Store, sql: str, params: list) -> pl.DataFrame:
 
 
 def _calls(store: Store, config: Config, window: str, window_params: list, events: pl.DataFrame) -> pl.DataFrame:
-    ctes, params, _ = pricing_ctes(store, config, "UTC", None, None)
+    # The window goes inside the pricing CTEs: priced and tiered are only the requests read.
+    ctes, params, _ = pricing_ctes(store, config, "UTC", None, None, scope=(window, window_params))
     calls = _arrow(
         store,
         f"""
@@ -201,10 +202,9 @@ def _calls(store: Store, config: Config, window: str, window_params: list, event
                    AS input_usd_per_token_eff,
                CAST(p.output_usd_per_token AS DOUBLE) AS output_usd_per_token
         FROM tiered AS c {PRICE_JOIN}
-        WHERE {window.replace("session_id", "c.session_id", 1)}
         ORDER BY c.session_id, c.ts_utc NULLS FIRST, c.line_no
         """,
-        [*params, *window_params],
+        params,
     )
     calls = calls.with_columns(
         _index_within(calls, "session_id").alias("turn"),
@@ -325,8 +325,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
             SELECT t.*, coalesce(t.ts_utc, t.result_ts_utc) AS _ts,
                    CASE WHEN t.mcp_server IS NOT NULL THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) ELSE t.tool_name END
                        AS tool_key
-            FROM ({tool_calls_sql()}) AS t
-            WHERE {window.replace("session_id", "t.session_id", 1)}
+            FROM ({tool_calls_sql(window.replace("session_id", "t.session_id", 1))}) AS t
         )
         SELECT t.session_id, t.tool_call_id, hash(t.call_key) AS call_hash, t._ts AS ts_utc, t.tool_key,
                t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,

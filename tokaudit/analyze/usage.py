@@ -163,14 +163,19 @@ def _values_sql(rows: list[list[Any]]) -> tuple[str, list[Any]]:
     return f"SELECT * FROM (VALUES {', '.join([row_sql] * len(rows))}) AS v({columns})", [x for r in rows for x in r]
 
 
-def pricing_ctes(store: Store, config: Config, tz: str, since: date | None, until: date | None) -> tuple[str, list[Any], list[str]]:
+def pricing_ctes(
+    store: Store, config: Config, tz: str, since: date | None, until: date | None, *, scope: tuple[str, list[Any]] = ("TRUE", [])
+) -> tuple[str, list[Any], list[str]]:
     """CTEs ``calls``, ``prices`` and ``tiered`` (calls with the price tier each falls in).
 
-    Returns the CTE text (to follow ``WITH``), its parameters and the models with no price.
+    ``scope`` is a further condition on the requests (on ``session_id``, say) with its
+    parameters. Returns the CTE text (to follow ``WITH``), its parameters and the models
+    with no price.
     """
     _check_tz(store, tz)
     local = "ts_utc" if tz == "UTC" else f"(ts_utc AT TIME ZONE 'UTC') AT TIME ZONE '{tz}'"
     where, params = _window(since, until, local)
+    where, params = f"({where}) AND ({scope[0]})", [*params, *scope[1]]
     relation = dedup_relation(store)
     found = store.duck.execute(f"SELECT DISTINCT model, provider, CAST(ts_utc AS DATE) FROM {relation} WHERE {where}", params).fetchall()
     keys = [(m, p, d) for m, p, d in found if d is not None]

@@ -40,11 +40,12 @@ def dedup_relation(store: Store) -> str:
     return "llm_calls_dedup_cache"
 
 
-def tool_calls_sql() -> str:
+def tool_calls_sql(where: str = "TRUE") -> str:
     """SQL for tool calls counted once: a second record of a call (an MCP transcript's copy of a
     call an agent log also holds, see ``ingest.link``) is folded into the first, filling its gaps;
-    the same call id of one session stored by two files is kept once."""
-    return """
+    the same call id of one session stored by two files is kept once. ``where`` (a condition on
+    the columns of ``tool_calls``) keeps some calls only, before any of that work."""
+    return f"""
         SELECT t.* REPLACE (
                    coalesce(t.mcp_server, l.mcp_server) AS mcp_server,
                    coalesce(t.mcp_tool, l.mcp_tool) AS mcp_tool,
@@ -64,7 +65,7 @@ def tool_calls_sql() -> str:
                    any_value(duration_ms) AS duration_ms
             FROM tool_calls WHERE linked_tool_call_id IS NOT NULL GROUP BY ALL
         ) AS l ON l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id
-        WHERE t.linked_tool_call_id IS NULL
+        WHERE t.linked_tool_call_id IS NULL AND ({where})
         -- One call stored by two files (Claude Desktop writes each server's traffic to mcp.log and to
         -- mcp-server-NAME.log; a log copied elsewhere) is one call: keep its fullest record.
         QUALIFY row_number() OVER (
