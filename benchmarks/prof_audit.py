@@ -13,7 +13,7 @@ import argparse
 import time
 from collections import Counter
 
-from tokaudit.analyze.audit import BATCH_ROWS, build_context, quote_results, run_detectors
+from tokaudit.analyze.audit import BATCH_DUCKDB_MEMORY, BATCH_ROWS, build_context, capped_duckdb_memory, quote_results, run_detectors
 from tokaudit.analyze.detectors import resolve_params
 from tokaudit.analyze.frames import load_frames, session_batches
 from tokaudit.store import open_store
@@ -34,19 +34,20 @@ def main() -> None:
         batches = session_batches(store, None, None, args.batch_rows)
         stages["batching"] = time.perf_counter() - t
         print(f"{len(batches) if batches else 1} batch(es)", flush=True)
-        for i, batch in enumerate(batches or [None], 1):
-            t = time.perf_counter()
-            frames = load_frames(store, sessions=batch)
-            stages["frames"] += time.perf_counter() - t
-            t = time.perf_counter()
-            context = build_context(frames)
-            stages["features + cohorts"] += time.perf_counter() - t
-            found, seconds = run_detectors(context, params)
-            findings += found
-            detectors.update(seconds)
-            print(f"batch {i}: {frames.calls.height:,} requests, {frames.tools.height:,} tool calls, "
-                  f"{time.perf_counter() - started:.1f} s so far", flush=True)
-            del frames, context
+        with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY if batches else None):
+            for i, batch in enumerate(batches or [None], 1):
+                t = time.perf_counter()
+                frames = load_frames(store, batch=batch)
+                stages["frames"] += time.perf_counter() - t
+                t = time.perf_counter()
+                context = build_context(frames)
+                stages["features + cohorts"] += time.perf_counter() - t
+                found, seconds = run_detectors(context, params)
+                findings += found
+                detectors.update(seconds)
+                print(f"batch {i}: {frames.calls.height:,} requests, {frames.tools.height:,} tool calls, "
+                      f"{time.perf_counter() - started:.1f} s so far", flush=True)
+                del frames, context
         stages["detectors"] = sum(detectors.values())
         t = time.perf_counter()
         quote_results(store, findings)

@@ -616,8 +616,8 @@ def test_an_audit_in_batches_sees_every_session_once_with_its_group(ingested):
     assert session_batches(store, None, None, total) is None
     batches = session_batches(store, None, None, total // 4)
     assert len(batches) >= 3
-    batch_of = {s: i for i, batch in enumerate(batches) for s in batch}
-    assert sum(len(b) for b in batches) == len(batch_of)  # no session twice
+    batch_of = {s: i for i, batch in enumerate(batches) for s in batch.sessions}
+    assert sum(len(b.sessions) for b in batches) == len(batch_of)  # no session twice
     stored = {s for (s,) in rows(store, "SELECT session_id FROM llm_calls UNION SELECT session_id FROM tool_calls")}
     assert set(batch_of) == stored
     subagents = rows(store, "SELECT session_id, parent_session_id FROM sessions WHERE parent_session_id IS NOT NULL")
@@ -625,8 +625,14 @@ def test_an_audit_in_batches_sees_every_session_once_with_its_group(ingested):
     assert subagents and links
     for child, owner in [*subagents, *links]:
         assert batch_of[child] == batch_of[owner], (child, owner)
+    everything = load_frames(store)
+    parts = [load_frames(store, batch=batch) for batch in batches]
+    assert sum(p.tools.height for p in parts) == everything.tools.height  # each batch's row range holds all its calls
+    assert sum(p.calls.height for p in parts) == everything.calls.height
     whole = run_audit(store, save=False)
+    limit = rows(store, "SELECT current_setting('memory_limit')")
     batched = run_audit(store, save=False, batch_rows=total // 4)
+    assert rows(store, "SELECT current_setting('memory_limit')") == limit  # capped while batching, then restored
     assert batched.sessions == whole.sessions
     # Steered loops need no baseline: the same sessions, whatever the batches.
     loops = [{f.session_id for f in r.findings if f.detector == "continuation_loop"} for r in (whole, batched)]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,8 +27,28 @@ from tokaudit.config import Config
 from tokaudit.ingest.base import utc_now
 from tokaudit.store.engine import Store
 
-# Frames of about this many requests plus tool calls take ~3 GB at their peak (benchmarks/results-detectors-speed.md).
-BATCH_ROWS = 2_000_000
+# Frames of about this many requests plus tool calls take ~1.5 GB at their peak; DuckDB's memory is
+# capped meanwhile, because by default it keeps up to 80 % of RAM of the store's pages cached — each
+# batch scans the whole store (benchmarks/results-detectors-speed.md).
+BATCH_ROWS = 1_000_000
+BATCH_DUCKDB_MEMORY = "1GB"
+
+
+@contextmanager
+def capped_duckdb_memory(store: Store, limit: str | None) -> Iterator[None]:
+    """Cap DuckDB's memory (caches and working memory; it spills beyond) for a while, then restore it."""
+    if limit is None:
+        yield
+        return
+    before = store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    store.duck.execute(f"SET memory_limit = '{limit}'")
+    try:
+        yield
+    finally:
+        # RESET restores the default exactly; a limit set by hand comes back as DuckDB printed it.
+        store.duck.execute("RESET memory_limit")
+        if store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != before:
+            store.duck.execute(f"SET memory_limit = '{before}'")
 
 
 @dataclass
@@ -109,14 +131,15 @@ def run_audit(
     timings: Counter[str] = Counter()
     sessions = 0
     batches = session_batches(store, since, until, batch_rows)
-    for batch in batches or [None]:
-        frames = load_frames(store, config=config, since=since, until=until, sessions=batch)
-        context = build_context(frames, params["cost_blowup"].min_cohort)
-        found, seconds = run_detectors(context, params, only)
-        findings += found
-        timings.update(seconds)
-        sessions += frames.sessions.height
-        del frames, context  # the next batch's frames take their place
+    with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY if batches else None):
+        for batch in batches or [None]:
+            frames = load_frames(store, config=config, since=since, until=until, batch=batch)
+            context = build_context(frames, params["cost_blowup"].min_cohort)
+            found, seconds = run_detectors(context, params, only)
+            findings += found
+            timings.update(seconds)
+            sessions += frames.sessions.height
+            del frames, context  # the next batch's frames take their place
     quote_results(store, findings)
     thresholds = {name: p.__dict__ for name, p in params.items()}
     result = AuditResult(None, started_at, sessions, findings, thresholds, time.perf_counter() - started, dict(timings))

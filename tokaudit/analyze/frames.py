@@ -35,8 +35,6 @@ quote afterwards (``analyze.audit``).
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -87,19 +85,23 @@ def load_frames(
     since: datetime | None = None,
     until: datetime | None = None,
     session_id: str | None = None,
-    sessions: Sequence[str] | None = None,
+    batch: SessionBatch | None = None,
 ) -> Frames:
     """Read the store into frames; ``since``/``until`` (UTC) keep sessions that started in the window,
-    ``session_id`` one session, ``sessions`` these sessions."""
+    ``session_id`` one session, ``batch`` the sessions of one batch (``session_batches``)."""
     config = config or Config()
     window, window_params = session_window(since, until)
     if session_id is not None:
         window, window_params = "session_id = ?", [session_id]
-    if sessions is not None:
-        window, window_params = "session_id IN (SELECT unnest(?::VARCHAR[]))", [list(sessions)]
+    tool_window, tool_params = window, window_params
+    if batch is not None:
+        window, window_params = "session_id IN (SELECT unnest(?::VARCHAR[]))", [batch.sessions]
+        # The row range lets DuckDB skip the row groups of other batches' tool calls (the widest table).
+        lo, hi = batch.tool_rowids or (0, -1)
+        tool_window, tool_params = f"t.rowid BETWEEN ? AND ? AND {window}", [lo, hi, *window_params]
     events = _arrow(store, f"SELECT * EXCLUDE (source_id) FROM session_events WHERE {window}", window_params)
     calls = _calls(store, config, window, window_params, events)
-    tools = _tools(store, calls, window, window_params)
+    tools = _tools(store, calls, tool_window, tool_params)
     sessions = _arrow(
         store,
         f"""
@@ -141,15 +143,24 @@ def session_window(since: datetime | None, until: datetime | None) -> tuple[str,
     return f"session_id IN (SELECT session_id FROM sessions WHERE {' AND '.join(clauses)})", params
 
 
-def session_batches(store: Store, since: datetime | None, until: datetime | None, max_rows: int) -> list[list[str]] | None:
+@dataclass
+class SessionBatch:
+    """Sessions audited together, and the row ids their tool calls span (None: no tool calls)."""
+
+    sessions: list[str]
+    tool_rowids: tuple[int, int] | None
+
+
+def session_batches(store: Store, since: datetime | None, until: datetime | None, max_rows: int) -> list[SessionBatch] | None:
     """The window's sessions split into batches of about ``max_rows`` requests plus tool calls, or None
     when they fit in one.
 
     A batch holds whole session groups — an agent session, its subagents and the MCP
     connections that served it — because detectors and the verdict read them together.
-    Groups fall into batches by a hash of their id, so every batch is a random sample of
-    the sessions (what per-tool, per-model and cohort baselines are estimated from) and
-    the split is the same on every run.
+    Groups are taken in the order their tool calls were stored (roughly the order the logs
+    were ingested), so a batch reads a stretch of the table rather than rows from all of it;
+    the baselines detectors take per tool, model and cohort are then estimated from those
+    neighbouring sessions. The split is the same on every run of an unchanged store.
     """
     window, params = session_window(since, until)
     rows = store.duck.execute(
@@ -157,10 +168,13 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
     ).fetchall()[0][0]
     if rows <= max_rows:
         return None
-    groups = store.duck.execute(
+    sessions = store.duck.execute(
         f"""
-        WITH ids AS (
-            SELECT session_id FROM llm_calls WHERE {window} UNION SELECT session_id FROM tool_calls WHERE {window}
+        WITH tc AS (SELECT session_id, count(*) AS n, min(rowid) AS lo, max(rowid) AS hi FROM tool_calls WHERE {window} GROUP BY session_id),
+        lc AS (SELECT session_id, count(*) AS n, min(rowid) AS lo FROM llm_calls WHERE {window} GROUP BY session_id),
+        ids AS (
+            SELECT session_id, coalesce(tc.n, 0) + coalesce(lc.n, 0) AS n, tc.lo AS tool_lo, tc.hi AS tool_hi, lc.lo AS call_lo
+            FROM tc FULL JOIN lc USING (session_id)
         ),
         parents AS (SELECT session_id, any_value(parent_session_id) AS parent_id FROM sessions GROUP BY session_id),
         served AS (
@@ -169,17 +183,35 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
             JOIN tool_calls AS a ON a.source_id = m.linked_source_id AND a.tool_call_id = m.linked_tool_call_id
             WHERE m.session_id != a.session_id GROUP BY m.session_id
         )
-        SELECT i.session_id, coalesce(p.parent_id, s.agent_id, i.session_id) AS group_id
+        SELECT i.session_id, coalesce(p.parent_id, s.agent_id, i.session_id) AS group_id, i.n, i.tool_lo, i.tool_hi, i.call_lo
         FROM ids AS i LEFT JOIN served AS s USING (session_id)
         LEFT JOIN parents AS p ON p.session_id = coalesce(s.agent_id, i.session_id)
         """,
         [*params, *params],
     ).fetchall()
-    count = -(-rows // max_rows)
-    batches: list[list[str]] = [[] for _ in range(count)]
-    for session, group in groups:
-        batches[zlib.crc32(group.encode()) % count].append(session)
-    return [b for b in batches if b]
+    groups: dict[str, list[tuple]] = {}
+    for row in sessions:
+        groups.setdefault(row[1], []).append(row)
+
+    def stored_at(members: list[tuple]) -> tuple[int, int, str]:
+        tool_rows = [m[3] for m in members if m[3] is not None]
+        return (min(tool_rows) if tool_rows else rows, min((m[5] for m in members if m[5] is not None), default=0), members[0][1])
+
+    batches: list[SessionBatch] = []
+    size = max_rows  # start a batch on the first group
+    for members in sorted(groups.values(), key=stored_at):
+        n = sum(m[2] for m in members)
+        if size + n > max_rows and size > 0:
+            batches.append(SessionBatch([], None))
+            size = 0
+        batch = batches[-1]
+        batch.sessions += [m[0] for m in members]
+        for m in members:
+            if m[3] is not None:
+                lo, hi = batch.tool_rowids or (m[3], m[4])
+                batch.tool_rowids = (min(lo, m[3]), max(hi, m[4]))
+        size += n
+    return batches
 
 
 def _arrow(store: Store, sql: str, params: list) -> pl.DataFrame:
