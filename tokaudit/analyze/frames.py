@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 import polars as pl
 
@@ -143,6 +144,17 @@ def session_window(since: datetime | None, until: datetime | None) -> tuple[str,
     return f"session_id IN (SELECT session_id FROM sessions WHERE {' AND '.join(clauses)})", params
 
 
+class _Stored(NamedTuple):
+    """A session of the window: its group, its rows and where they sit in the store."""
+
+    session_id: str
+    group_id: str
+    rows: int
+    tool_lo: int | None  # first and last row id of its tool calls
+    tool_hi: int | None
+    call_lo: int | None  # first row id of its requests
+
+
 @dataclass
 class SessionBatch:
     """Sessions audited together, and the row ids their tool calls span (None: no tool calls)."""
@@ -189,27 +201,30 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
         """,
         [*params, *params],
     ).fetchall()
-    groups: dict[str, list[tuple]] = {}
+    groups: dict[str, list[_Stored]] = {}
     for row in sessions:
-        groups.setdefault(row[1], []).append(row)
+        member = _Stored(*row)
+        groups.setdefault(member.group_id, []).append(member)
 
-    def stored_at(members: list[tuple]) -> tuple[int, int, str]:
-        tool_rows = [m[3] for m in members if m[3] is not None]
-        return (min(tool_rows) if tool_rows else rows, min((m[5] for m in members if m[5] is not None), default=0), members[0][1])
+    def stored_at(members: list[_Stored]) -> tuple[int, int, str]:
+        """Where a group's first tool call (else its first request) sits in the store."""
+        first_tool = min((m.tool_lo for m in members if m.tool_lo is not None), default=rows)
+        first_call = min((m.call_lo for m in members if m.call_lo is not None), default=0)
+        return first_tool, first_call, members[0].group_id
 
     batches: list[SessionBatch] = []
-    size = max_rows  # start a batch on the first group
+    size = max_rows  # the first group starts a batch
     for members in sorted(groups.values(), key=stored_at):
-        n = sum(m[2] for m in members)
-        if size + n > max_rows and size > 0:
+        n = sum(m.rows for m in members)
+        if size > 0 and size + n > max_rows:
             batches.append(SessionBatch([], None))
             size = 0
         batch = batches[-1]
-        batch.sessions += [m[0] for m in members]
+        batch.sessions += [m.session_id for m in members]
         for m in members:
-            if m[3] is not None:
-                lo, hi = batch.tool_rowids or (m[3], m[4])
-                batch.tool_rowids = (min(lo, m[3]), max(hi, m[4]))
+            if m.tool_lo is not None:
+                lo, hi = batch.tool_rowids or (m.tool_lo, m.tool_hi)
+                batch.tool_rowids = (min(lo, m.tool_lo), max(hi, m.tool_hi))
         size += n
     return batches
 
