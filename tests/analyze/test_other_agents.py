@@ -1,0 +1,74 @@
+"""The detectors read what every ingester stores: attacks in other agents' log formats reach a verdict too."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from datetime import datetime, timedelta, timezone
+
+from tokaudit.analyze.audit import run_audit
+from tokaudit.ingest.runner import ingest_paths
+from tokaudit.store import open_store
+
+T0 = datetime(2026, 3, 11, 15, 0, tzinfo=timezone.utc)
+
+
+def _ts(seconds: float) -> str:
+    return (T0 + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def codex_session(path, session_id: str, steps: list[tuple[str, dict, str]]) -> None:
+    """A Codex CLI rollout: one model request per step, each calling ``name(args)`` and reading ``output``."""
+    lines = [
+        {"timestamp": _ts(0), "type": "session_meta", "payload": {"id": session_id, "timestamp": _ts(0), "cwd": "/home/dev/app",
+                                                                 "originator": "codex_cli_rs", "cli_version": "0.111.0"}},
+        {"timestamp": _ts(0.1), "type": "turn_context", "payload": {"cwd": "/home/dev/app", "model": "gpt-5-codex"}},
+        {"timestamp": _ts(0.2), "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Summarise the auth docs."}]}},
+    ]
+    total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "reasoning_output_tokens": 0, "total_tokens": 0}
+    context = 12_000
+    for i, (name, args, output) in enumerate(steps):
+        t = 10.0 * (i + 1)
+        call_id = f"call_{i:04d}"
+        lines.append({"timestamp": _ts(t), "type": "response_item",
+                      "payload": {"type": "function_call", "name": name, "arguments": json.dumps(args), "call_id": call_id}})
+        last = {"input_tokens": context, "cached_input_tokens": context - 400, "output_tokens": 120, "reasoning_output_tokens": 40,
+                "total_tokens": context + 120}
+        total = {k: total[k] + last[k] for k in total}
+        lines.append({"timestamp": _ts(t + 0.5), "type": "event_msg",
+                      "payload": {"type": "token_count", "info": {"total_token_usage": total, "last_token_usage": last,
+                                                                  "model_context_window": 258_400}}})
+        lines.append({"timestamp": _ts(t + 1), "type": "response_item",
+                      "payload": {"type": "function_call_output", "call_id": call_id, "output": output}})
+        context += 120 + len(output) // 4
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def test_a_cursor_drip_feed_in_a_codex_rollout_reaches_a_verdict(tmp_path):
+    rng = random.Random(7)
+    cursor = lambda: "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(24))  # noqa: E731
+    folder = tmp_path / "sessions" / "2026" / "03" / "11"
+    folder.mkdir(parents=True)
+    boilerplate = "Auth overview. Tokens are issued by the identity service and refreshed by the client. " * 3
+    steps, current = [], None
+    for _ in range(8):
+        nxt = cursor()
+        args = {"topic": "auth"} if current is None else {"topic": "auth", "after": current}
+        steps.append(("mcp__docs__get_page", args, f"{boilerplate}(more available: after={nxt})"))
+        current = nxt
+    steps.append(("mcp__docs__get_page", {"topic": "auth", "after": current}, "Sessions expire after 12 hours; refresh tokens after 30 days."))
+    codex_session(folder / "rollout-2026-03-11T15-00-00-019cdd6b-0000-7000-8000-000000000001.jsonl", "019cdd6b-0000-7000-8000-000000000001", steps)
+    # A benign neighbour: the same tool read for new topics (no argument came from a result).
+    codex_session(folder / "rollout-2026-03-11T16-00-00-019cdd6b-0000-7000-8000-000000000002.jsonl", "019cdd6b-0000-7000-8000-000000000002",
+                  [("mcp__docs__get_page", {"topic": topic}, f"The {topic} guide: " + " ".join(f"{topic}{k}" for k in range(60)))
+                   for topic in ("auth", "billing", "search", "export", "webhooks", "limits", "teams", "audit", "sso")])
+    with open_store(str(tmp_path / "t.duckdb")) as store:
+        summary = ingest_paths(store, [tmp_path / "sessions"], workers=1)
+        assert summary.lines_problem == 0
+        findings = run_audit(store, save=False).findings
+    verdicts = {f.session_id: f for f in findings if f.detector == "economic_dos"}
+    assert set(verdicts) == {"codex:019cdd6b-0000-7000-8000-000000000001"}
+    (verdict,) = verdicts.values()
+    assert verdict.tool_key == "docs/get_page" and "continuation_loop" in verdict.evidence["detectors"]
