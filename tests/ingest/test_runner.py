@@ -175,6 +175,20 @@ def _many_files(root: Path, n_files: int) -> None:
         path.write_bytes(jsonl(*objs))
 
 
+def _processes_mentioning(text: str) -> list[int]:
+    """Live processes whose command line contains ``text`` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and text.encode() in (entry / "cmdline").read_bytes():
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":  # a zombie is dead, only not yet reaped
+                    found.append(int(entry.name))
+        except OSError:
+            continue  # it exited meanwhile
+    return found
+
+
 def test_kill_9_mid_ingest_then_rerun_equals_one_clean_run(tmp_path):
     logs = tmp_path / "many"
     _many_files(logs, 600)
@@ -193,6 +207,11 @@ def test_kill_9_mid_ingest_then_rerun_equals_one_clean_run(tmp_path):
             killed_mid_run = True
         proc.wait()
     assert killed_mid_run, "ingest finished before it could be killed; make the corpus larger"
+    # Its worker processes (same command line) notice and exit rather than wait forever.
+    deadline = time.monotonic() + 10
+    while _processes_mentioning(crash_db) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _processes_mentioning(crash_db)
     with open_store(crash_db) as crashed:
         ingest_paths(crashed, [logs])
         assert totals(crashed) == expected

@@ -26,6 +26,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -343,7 +345,7 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
     from concurrent.futures import ProcessPoolExecutor
 
     chunks = [works[i : i + WORKER_CHUNK_FILES] for i in range(0, len(works), WORKER_CHUNK_FILES)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
         # Keep only a few chunks in flight so parsed-but-unwritten rows stay bounded in memory.
         in_flight: deque = deque()
         for chunk in chunks:
@@ -352,6 +354,21 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
                 yield in_flight.popleft().result()
         while in_flight:
             yield in_flight.popleft().result()
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Worker start-up: exit when the ingest that started this worker is gone.
+
+    A worker waits for its next chunk on a pipe it holds both ends of, so a parent
+    killed with SIGKILL would leave it waiting forever; it checks once a second instead.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tokaudit-parent-watch", daemon=True).start()
 
 
 def _count(summary: IngestSummary, outcomes: list[FileOutcome]) -> None:
