@@ -66,11 +66,16 @@ def tool_calls_sql(where: str = "TRUE") -> str:
             FROM tool_calls WHERE linked_tool_call_id IS NOT NULL GROUP BY ALL
         ) AS l ON l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id
         WHERE t.linked_tool_call_id IS NULL AND ({where})
-        -- One call stored by two files (Claude Desktop writes each server's traffic to mcp.log and to
-        -- mcp-server-NAME.log; a log copied elsewhere) is one call: keep its fullest record.
-        QUALIFY row_number() OVER (
-            PARTITION BY t.session_id, t.tool_call_id ORDER BY (t.result_bytes IS NOT NULL) DESC, t.source_id
-        ) = 1
+          -- One call stored by two files (Claude Desktop writes each server's traffic to mcp.log and to
+          -- mcp-server-NAME.log; a log copied elsewhere) is one call: keep its fullest record, then the
+          -- first file's. (A source holds a call id once, so exactly one record remains. An anti-join on
+          -- the two ids costs a third of a window over every call's whole row.)
+          AND NOT EXISTS (
+              SELECT 1 FROM tool_calls AS d
+              WHERE d.session_id = t.session_id AND d.tool_call_id = t.tool_call_id AND d.linked_tool_call_id IS NULL
+                AND ((d.result_bytes IS NOT NULL) > (t.result_bytes IS NOT NULL)
+                     OR ((d.result_bytes IS NOT NULL) = (t.result_bytes IS NOT NULL) AND d.source_id < t.source_id))
+          )
     """
 
 
