@@ -306,7 +306,8 @@ _STEERED_RULE = """
              AND coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6
                  AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false)
         WHEN args_values[i] = {prev}[i] THEN true
-        WHEN coalesce(TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE) = 1
+        WHEN regexp_full_match(args_values[i], '-?[0-9]+([.][0-9]+)?')  -- parse only what can be a number
+             AND coalesce(TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE) = 1
                       OR (TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST({prev}[i] AS DOUBLE)
                           AND TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE)
                               = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN true
@@ -348,17 +349,22 @@ def steering_sql(relation: str, order_by: str) -> str:
             SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
                    lag(result_excerpt) OVER same_shape AS _prev_excerpt,
                    lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt,
+                   lag(shape_hash) OVER same_tool AS _any_shape,
                    lag(_meter) OVER same_shape AS _prev_meter, lag(result_excerpt) OVER same_session AS _last_excerpt
             FROM (SELECT *, {METER_SQL} AS _meter FROM s)
             WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY {order_by}),
                    same_tool AS (PARTITION BY session_id, tool_key ORDER BY {order_by}),
                    same_session AS (PARTITION BY session_id ORDER BY {order_by})
         )
-        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _meter, _prev_meter, _last_excerpt),
+        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
+                          _last_excerpt),
                hash(args_values) AS values_hash,
-               coalesce({same_shape}, false) OR coalesce({any_shape}, false)
-               OR coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _prev_values AND args_skeleton LIKE '{{%', false)
-                   AS steered
+               -- CASE evaluates each test only on the calls the ones before left undecided; after a call
+               -- of the same shape, the test against the previous call of the tool is the same test.
+               CASE WHEN coalesce({same_shape}, false) THEN true
+                    WHEN _any_shape IS DISTINCT FROM shape_hash AND coalesce({any_shape}, false) THEN true
+                    ELSE coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _prev_values AND args_skeleton LIKE '{{%', false)
+               END AS steered
         FROM w
     """
 
