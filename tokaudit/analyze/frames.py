@@ -371,28 +371,31 @@ def steering_sql(relation: str, order_by: str) -> str:
 
 def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) -> pl.DataFrame:
     sig = ", ".join(f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS))
+    # Everything but the steering rule's inputs is reduced to its final (narrow) form first: the
+    # rule's windows and the final sort then move fewer bytes per call.
     tools = _arrow(
         store,
         f"""
         WITH t AS (
-            SELECT t.*, coalesce(t.ts_utc, t.result_ts_utc) AS _ts,
+            SELECT t.session_id, t.tool_call_id, hash(t.call_key) AS call_hash, coalesce(t.ts_utc, t.result_ts_utc) AS _ts, t.line_no,
                    CASE WHEN t.mcp_server IS NOT NULL THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) ELSE t.tool_name END
-                       AS tool_key
+                       AS tool_key,
+                   t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
+                   t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method,
+                   {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
+                   t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
+                   coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
+                   coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
+                   {sig},
+                   t.args_values, t.args_skeleton, t.result_excerpt
             FROM ({tool_calls_sql(window.replace("session_id", "t.session_id", 1))}) AS t
         )
-        SELECT t.session_id, t.tool_call_id, hash(t.call_key) AS call_hash, t._ts AS ts_utc, t.tool_key,
-               t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
-               t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method,
-               {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
-               t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
-               coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
-               coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
-               t.shape_hash, t.values_hash, t.steered,
-               {sig}
-        FROM ({steering_sql("t", "_ts NULLS FIRST, line_no")}) AS t
-        ORDER BY t.session_id, t._ts NULLS FIRST, t.line_no
+        SELECT session_id, tool_call_id, call_hash, _ts AS ts_utc,
+               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt)
+        FROM ({steering_sql("t", "_ts NULLS FIRST, line_no")})
+        ORDER BY session_id, _ts NULLS FIRST, line_no
         """,
-        [*window_params, CONTINUATION, DIRECTIVES],
+        [CONTINUATION, DIRECTIVES, *window_params],
     )
     tools = tools.with_columns(_index_within(tools, "session_id").alias("call_idx"))
     tools = _attach_turns(tools, calls)
