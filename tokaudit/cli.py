@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -122,17 +123,8 @@ def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_jso
         wait_s=wait_s,
         upgrade=not no_upgrade,
     )
-    if sys.stderr.isatty() and not quiet and not as_json:
-        from rich.console import Console
-        from rich.progress import Progress
-
-        with Progress(console=Console(stderr=True), transient=True) as progress:
-            task = progress.add_task("ingesting", total=None)
-            summary = ingest_db(
-                resolve_db(db, config), paths, **options, on_progress=lambda done, total: progress.update(task, completed=done, total=total)
-            )
-    else:
-        summary = ingest_db(resolve_db(db, config), paths, **options)
+    with _progress("ingesting", enabled=not quiet and not as_json) as on_progress:
+        summary = ingest_db(resolve_db(db, config), paths, **options, on_progress=on_progress)
     if as_json:
         click.echo(json.dumps(summary.to_dict(), indent=2))
     elif not quiet:
@@ -304,6 +296,20 @@ def sources_command(with_problems, as_json, db, config_path, wait_s, no_upgrade)
         render_sources(rows, _console())
 
 
+@contextmanager
+def _progress(label: str, *, enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr when it is a terminal (and ``enabled``): yields its ``(done, total)`` callback, else None."""
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(label, total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
+
+
 SEVERITY_CHOICE = click.Choice(["info", "low", "medium", "high", "critical"])
 
 
@@ -365,7 +371,9 @@ def audit_command(since, until, last, fail_on, no_save, as_json, ingest_paths, r
             click.echo("\n".join(ingest_summary_lines(summary)))
     store, config = _open(db, config_path, wait_s, no_upgrade)
     with store:
-        result = run_audit(store, config=config, since=_day_start(since), until=_day_start(until, 1), save=not no_save)
+        with _progress("auditing (batches of sessions)", enabled=not as_json) as on_progress:
+            result = run_audit(store, config=config, since=_day_start(since), until=_day_start(until, 1), save=not no_save,
+                               on_progress=on_progress)
         if report_dir:
             from tokaudit.report.build import write_dated_report
 

@@ -631,7 +631,9 @@ def test_an_audit_in_batches_sees_every_session_once_with_its_group(ingested):
     assert sum(p.calls.height for p in parts) == everything.calls.height
     whole = run_audit(store, save=False)
     limit = rows(store, "SELECT current_setting('memory_limit')")
-    batched = run_audit(store, save=False, batch_rows=total // 4)
+    progress = []
+    batched = run_audit(store, save=False, batch_rows=total // 4, on_progress=lambda done, of: progress.append((done, of)))
+    assert progress == [(done, len(batches)) for done in range(len(batches) + 1)]
     assert rows(store, "SELECT current_setting('memory_limit')") == limit  # capped while batching, then restored
     assert batched.sessions == whole.sessions
     # Steered loops need no baseline: the same sessions, whatever the batches.

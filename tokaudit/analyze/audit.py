@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -115,13 +115,14 @@ def run_audit(
     save: bool = True,
     only: set[str] | None = None,
     batch_rows: int = BATCH_ROWS,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> AuditResult:
     """Audit the sessions that started in [since, until) (UTC; default everything).
 
     A window of more than ``batch_rows`` requests plus tool calls is read in batches of
     whole session groups (``analyze.frames.session_batches``), so memory stays bounded
     however large the store; each batch's baselines are then estimated from its sample of
-    sessions.
+    sessions. ``on_progress(done, total)`` is called before the first batch and after each.
     """
     config = config or Config()
     params = resolve_params(config.detectors)
@@ -131,8 +132,10 @@ def run_audit(
     timings: Counter[str] = Counter()
     sessions = 0
     batches = session_batches(store, since, until, batch_rows)
+    if on_progress is not None:
+        on_progress(0, len(batches or [None]))
     with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY if batches else None):
-        for batch in batches or [None]:
+        for done, batch in enumerate(batches or [None], 1):
             frames = load_frames(store, config=config, since=since, until=until, batch=batch)
             context = build_context(frames, params["cost_blowup"].min_cohort)
             found, seconds = run_detectors(context, params, only)
@@ -140,6 +143,8 @@ def run_audit(
             timings.update(seconds)
             sessions += frames.sessions.height
             del frames, context  # the next batch's frames take their place
+            if on_progress is not None:
+                on_progress(done, len(batches or [None]))
     quote_results(store, findings)
     thresholds = {name: p.__dict__ for name, p in params.items()}
     result = AuditResult(None, started_at, sessions, findings, thresholds, time.perf_counter() - started, dict(timings))
