@@ -28,8 +28,8 @@ from tokaudit.ingest.base import utc_now
 from tokaudit.store.engine import Store
 
 # Frames of about this many requests plus tool calls take ~1.5 GB at their peak; DuckDB's memory is
-# capped meanwhile, because by default it keeps up to 80 % of RAM of the store's pages cached — each
-# batch scans the whole store (benchmarks/results-detectors-speed.md).
+# capped meanwhile, because by default it keeps up to 80 % of RAM of the store's pages cached and, over
+# the batches, every page gets read (benchmarks/results-detectors-speed.md).
 BATCH_ROWS = 1_000_000
 BATCH_DUCKDB_MEMORY = "1GB"
 
@@ -121,8 +121,8 @@ def run_audit(
 
     A window of more than ``batch_rows`` requests plus tool calls is read in batches of
     whole session groups (``analyze.frames.session_batches``), so memory stays bounded
-    however large the store; each batch's baselines are then estimated from its sample of
-    sessions. ``on_progress(done, total)`` is called before the first batch and after each.
+    however large the store; each batch's baselines are then estimated from its own sessions.
+    ``on_progress(done, total)`` is called before the first batch and after each.
     """
     config = config or Config()
     params = resolve_params(config.detectors)
@@ -132,10 +132,11 @@ def run_audit(
     timings: Counter[str] = Counter()
     sessions = 0
     batches = session_batches(store, since, until, batch_rows)
+    plan = batches or [None]  # None: the whole window at once
     if on_progress is not None:
-        on_progress(0, len(batches or [None]))
+        on_progress(0, len(plan))
     with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY if batches else None):
-        for done, batch in enumerate(batches or [None], 1):
+        for done, batch in enumerate(plan, 1):
             frames = load_frames(store, config=config, since=since, until=until, batch=batch)
             context = build_context(frames, params["cost_blowup"].min_cohort)
             found, seconds = run_detectors(context, params, only)
@@ -144,7 +145,7 @@ def run_audit(
             sessions += frames.sessions.height
             del frames, context  # the next batch's frames take their place
             if on_progress is not None:
-                on_progress(done, len(batches or [None]))
+                on_progress(done, len(plan))
     quote_results(store, findings)
     thresholds = {name: p.__dict__ for name, p in params.items()}
     result = AuditResult(None, started_at, sessions, findings, thresholds, time.perf_counter() - started, dict(timings))
