@@ -91,7 +91,7 @@ def load_frames(
     """Read the store into frames; ``since``/``until`` (UTC) keep sessions that started in the window,
     ``session_id`` one session, ``batch`` the sessions of one batch (``session_batches``)."""
     config = config or Config()
-    window, window_params = session_window(since, until)
+    window, window_params = _session_window(since, until)
     if session_id is not None:
         window, window_params = "session_id = ?", [session_id]
     tool_window, tool_params = window, window_params
@@ -130,7 +130,7 @@ def load_frames(
                   links=links)
 
 
-def session_window(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
+def _session_window(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:
     """A WHERE clause keeping rows of sessions that started in [since, until)."""
     clauses, params = [], []
     if since is not None:
@@ -174,7 +174,7 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
     the baselines detectors take per tool, model and cohort are then estimated from those
     neighbouring sessions. The split is the same on every run of an unchanged store.
     """
-    window, params = session_window(since, until)
+    window, params = _session_window(since, until)
     rows = store.duck.execute(
         f"SELECT (SELECT count(*) FROM llm_calls WHERE {window}) + (SELECT count(*) FROM tool_calls WHERE {window})", [*params, *params]
     ).fetchall()[0][0]
