@@ -286,6 +286,11 @@ def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
     return full.sort("_row")["segment"].fill_null(0).cast(pl.Int64)
 
 
+# A value copied as a token from the result before it: that of the same tool, or — id- or path-like —
+# the session's last result.
+_COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6
+                 AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false)"""
+
 # A call is *steered* when every argument value that changed since the previous call of the same
 # tool and argument shape (the same keys) went up by one or by the step it went up before (a
 # counter, page or offset; numbers inside text are not counters — "f3.py" → "f4.py" is a batch over
@@ -303,8 +308,7 @@ _STEERED_RULE = """
     AND args_values != {prev}
     AND list_bool_and(list_transform(range(1, len(args_values) + 1), lambda i: CASE
         WHEN i > len({prev}) THEN length(args_values[i]) >= 4
-             AND coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6
-                 AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false)
+             AND {copied}
         WHEN args_values[i] = {prev}[i] THEN true
         WHEN regexp_full_match(args_values[i], '-?[0-9]+([.][0-9]+)?')  -- parse only what can be a number
              AND coalesce(TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE) = 1
@@ -312,12 +316,11 @@ _STEERED_RULE = """
                           AND TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE)
                               = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN true
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
-             AND coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6
-                 AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false) THEN true
+             AND {copied} THEN true
         WHEN length(args_values[i]) >= {long} AND args_skeleton LIKE '{{%' AND coalesce(args_values[i] = {prev2}[i], false) THEN true
         ELSE false
     END))
-"""
+""".replace("{copied}", _COPIED)
 
 # The keys of a call's arguments, from its skeleton: calls of one tool asking different kinds of
 # question (other keys) are compared separately.
