@@ -74,11 +74,14 @@ def detect(context: Context, params: Params) -> list[Finding]:
     # An MCP transcript's connection is part of the agent session it served: a surface change seen in
     # the transcript and a chain seen in the agent's log are one story.
     owner = dict(zip(context.frames.links["session_id"].to_list(), context.frames.links["agent_session_id"].to_list()))
+    # Arguments written per (session, server), summed only for the sessions whose servers changed their
+    # definitions (the only ones that read it).
+    changed = {f.session_id for f in context.findings if f.detector == "tool_surface_change" and f.metric == "definition_versions"}
+    changed |= {owner.get(s, s) for s in changed}
+    written_to = context.tools.filter(pl.col("session_id").is_in(list(changed)) & pl.col("mcp_server").is_not_null())
     args_by_server = {
         (row["session_id"], row["mcp_server"]): row["args_tokens"] or 0
-        for row in context.tools.filter(pl.col("mcp_server").is_not_null())
-        .group_by("session_id", "mcp_server").agg(pl.col("args_tokens").sum())
-        .iter_rows(named=True)
+        for row in written_to.group_by("session_id", "mcp_server").agg(pl.col("args_tokens").sum()).iter_rows(named=True)
     }
     by_session: dict[str, list[Finding]] = defaultdict(list)
     for f in context.findings:
