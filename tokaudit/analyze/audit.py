@@ -62,6 +62,7 @@ class AuditResult:
     thresholds: dict[str, Any]
     seconds: float = 0.0
     detector_seconds: dict[str, float] = field(default_factory=dict)
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # frames, features + cohorts, quotes (all batches)
 
     def summary(self) -> dict[str, Any]:
         by_detector = Counter(f.detector for f in self.findings)
@@ -130,6 +131,7 @@ def run_audit(
     started = time.perf_counter()
     findings: list[Finding] = []
     timings: Counter[str] = Counter()
+    stages: Counter[str] = Counter()
     sessions = 0
     batches = session_batches(store, since, until, batch_rows)
     plan = batches or [None]  # None: the whole window at once
@@ -137,8 +139,12 @@ def run_audit(
         on_progress(0, len(plan))
     with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY if batches else None):
         for done, batch in enumerate(plan, 1):
+            mark = time.perf_counter()
             frames = load_frames(store, config=config, since=since, until=until, batch=batch)
+            stages["frames"] += time.perf_counter() - mark
+            mark = time.perf_counter()
             context = build_context(frames, params["cost_blowup"].min_cohort)
+            stages["features + cohorts"] += time.perf_counter() - mark
             found, seconds = run_detectors(context, params, only)
             findings += found
             timings.update(seconds)
@@ -146,9 +152,11 @@ def run_audit(
             del frames, context  # the next batch's frames take their place
             if on_progress is not None:
                 on_progress(done, len(plan))
+    mark = time.perf_counter()
     quote_results(store, findings)
+    stages["quotes"] = time.perf_counter() - mark
     thresholds = {name: p.__dict__ for name, p in params.items()}
-    result = AuditResult(None, started_at, sessions, findings, thresholds, time.perf_counter() - started, dict(timings))
+    result = AuditResult(None, started_at, sessions, findings, thresholds, time.perf_counter() - started, dict(timings), dict(stages))
     if save and not store.read_only:
         result.audit_run_id = _save(store, result, since, until)
     return result
