@@ -7,6 +7,7 @@ import random
 import string
 from datetime import datetime, timedelta, timezone
 
+from tests.ingest.helpers import codex_line, codex_tokens
 from tokaudit.analyze.audit import run_audit
 from tokaudit.ingest.runner import ingest_paths
 from tokaudit.store import open_store
@@ -21,27 +22,23 @@ def _ts(seconds: float) -> str:
 def codex_session(path, session_id: str, steps: list[tuple[str, dict, str]]) -> None:
     """A Codex CLI rollout: one model request per step, each calling ``name(args)`` and reading ``output``."""
     lines = [
-        {"timestamp": _ts(0), "type": "session_meta", "payload": {"id": session_id, "timestamp": _ts(0), "cwd": "/home/dev/app",
-                                                                 "originator": "codex_cli_rs", "cli_version": "0.111.0"}},
-        {"timestamp": _ts(0.1), "type": "turn_context", "payload": {"cwd": "/home/dev/app", "model": "gpt-5-codex"}},
-        {"timestamp": _ts(0.2), "type": "response_item",
-         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Summarise the auth docs."}]}},
+        codex_line("session_meta", {"id": session_id, "timestamp": _ts(0), "cwd": "/home/dev/app", "originator": "codex_cli_rs",
+                                    "cli_version": "0.111.0"}, _ts(0)),
+        codex_line("turn_context", {"cwd": "/home/dev/app", "model": "gpt-5-codex"}, _ts(0.1)),
+        codex_line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Summarise the auth docs."}]},
+                   _ts(0.2)),
     ]
-    total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "reasoning_output_tokens": 0, "total_tokens": 0}
+    total = (0, 0, 0, 0)
     context = 12_000
     for i, (name, args, output) in enumerate(steps):
         t = 10.0 * (i + 1)
         call_id = f"call_{i:04d}"
-        lines.append({"timestamp": _ts(t), "type": "response_item",
-                      "payload": {"type": "function_call", "name": name, "arguments": json.dumps(args), "call_id": call_id}})
-        last = {"input_tokens": context, "cached_input_tokens": context - 400, "output_tokens": 120, "reasoning_output_tokens": 40,
-                "total_tokens": context + 120}
-        total = {k: total[k] + last[k] for k in total}
-        lines.append({"timestamp": _ts(t + 0.5), "type": "event_msg",
-                      "payload": {"type": "token_count", "info": {"total_token_usage": total, "last_token_usage": last,
-                                                                  "model_context_window": 258_400}}})
-        lines.append({"timestamp": _ts(t + 1), "type": "response_item",
-                      "payload": {"type": "function_call_output", "call_id": call_id, "output": output}})
+        lines.append(codex_line("response_item", {"type": "function_call", "name": name, "arguments": json.dumps(args), "call_id": call_id},
+                                _ts(t)))
+        last = (context, context - 400, 120, 40)  # input incl. cached, cached, output incl. reasoning, reasoning
+        total = tuple(a + b for a, b in zip(total, last))
+        lines.append(codex_tokens(total, last, _ts(t + 0.5)))
+        lines.append(codex_line("response_item", {"type": "function_call_output", "call_id": call_id, "output": output}, _ts(t + 1)))
         context += 120 + len(output) // 4
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
