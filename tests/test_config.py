@@ -48,3 +48,14 @@ def test_invalid_toml(tmp_path):
     bad.write_text("db = \n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config(bad)
+
+
+def test_pyproject_without_tokaudit_is_not_parsed(tmp_path, monkeypatch):
+    # A project's own pyproject.toml is none of tokaudit's business: even a broken one must not
+    # stop a report run in that folder; one that configures tokaudit is still checked.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = \n')
+    assert load_config().source == "defaults"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.tokaudit]\ndb = \n')
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config()

@@ -20,7 +20,6 @@ Example ``tokaudit.toml``::
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -87,9 +86,15 @@ def load_config(explicit: str | os.PathLike[str] | None = None, cwd: Path | None
         return Config()
     path, is_pyproject = found
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    if is_pyproject and "tokaudit" not in text:
+        return Config()  # a project's own pyproject.toml, without a [tool.tokaudit] table: nothing to parse
+    import tomllib  # only when there is a file to read (it adds to every command's start-up)
+
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
     if is_pyproject:

@@ -81,3 +81,21 @@ def test_long_context_request_is_billed_whole_at_the_tier(store):
     _insert(store, "llm_calls", [_call("claude-sonnet-4-5", input_tokens=10, cache_read_tokens=250_000, output_tokens=1000)])
     (row,) = usage_report(store, by="model").rows
     assert row["cost_usd"] == Decimal("0.17256")
+
+
+def test_each_model_takes_its_own_tier_thresholds(store):
+    # Models bill long context from different thresholds (200k, 272k, or none); a request between
+    # two models' thresholds must take its own model's tier, whichever other models are priced.
+    models = [("claude-sonnet-4-5", "anthropic"), ("gpt-5.4", "openai"), ("claude-opus-4-5", "anthropic")]
+    inputs = [150_000, 250_000, 300_000]
+    rows = [
+        _call(model, provider=provider, call_key=f"{model}-{n}", input_tokens=n, output_tokens=1_000)
+        for model, provider in models
+        for n in inputs
+    ]
+    _insert(store, "llm_calls", rows)
+    report = {r["model"]: r for r in usage_report(store, by="model").rows}
+    for model, provider in models:
+        expected = sum(cost(model, provider, inp=n, out=1_000) for n in inputs)
+        assert report[model]["cost_usd"] == expected, model
+    assert len({report[m]["cost_usd"] / 3 for m, _ in models}) == 3

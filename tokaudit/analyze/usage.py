@@ -166,7 +166,8 @@ def _values_sql(rows: list[list[Any]]) -> tuple[str, list[Any]]:
 def pricing_ctes(
     store: Store, config: Config, tz: str, since: date | None, until: date | None, *, scope: tuple[str, list[Any]] = ("TRUE", [])
 ) -> tuple[str, list[Any], list[str]]:
-    """CTEs ``calls``, ``prices`` and ``tiered`` (calls with the price tier each falls in).
+    """CTEs ``calls``, ``prices``, ``tiered`` (calls with the price tier each falls in) and
+    ``bucketed`` (calls with a ``tier_bucket`` that ``TIER_JOIN`` turns into the tier).
 
     ``scope`` is a further condition on the requests (on ``session_id``, say) with its
     parameters. Returns the CTE text (to follow ``WITH``), its parameters and the models
@@ -184,6 +185,9 @@ def pricing_ctes(
     undated = {m or "(model not logged)" for m, _, d in found if d is None}
     unpriced = sorted({*unpriced, *(f"{m} (requests without a timestamp)" for m in undated)})
     extra_sql, extra_params = _values_sql(extra)
+    thresholds = _tier_thresholds(store, extra)
+    whens = " ".join(f"WHEN c.input_total_tokens > {t} THEN {t}" for t in reversed(thresholds[1:]))
+    bucket = f"CASE {whens} ELSE -1 END" if whens else "-1"
     ctes = f"""
         calls AS ({_calls_sql(relation, local, where)}),
         extra AS ({extra_sql}),
@@ -194,20 +198,34 @@ def pricing_ctes(
             UNION ALL BY NAME
             SELECT * FROM extra
         ),
-        -- Tier thresholds per model and day, highest first: a request takes the first one its
-        -- total input exceeds (the base tier's -1 always matches). An equi-join on the chosen
-        -- threshold is cheaper than an ASOF join over every request.
-        starts AS (
-            SELECT model, provider, price_day, list(above_input_tokens ORDER BY above_input_tokens DESC) AS starts
-            FROM prices GROUP BY ALL
+        -- A request is billed at the highest tier threshold its total input exceeds (the base
+        -- tier's -1 always matches). Thresholds are few and shared by models, so each request
+        -- first gets the highest threshold of *any* model it exceeds (a CASE, no join), and
+        -- tier_map turns that bucket into the model's own tier: the highest of its thresholds at
+        -- or below the bucket. Reports sum tokens per bucket and map only the sums.
+        bucketed AS (SELECT c.*, {bucket} AS tier_bucket FROM calls AS c),
+        tier_map AS (
+            SELECT model, provider, price_day, b.bucket,
+                   max(above_input_tokens) FILTER (WHERE above_input_tokens <= b.bucket) AS tier
+            FROM prices, (SELECT unnest({thresholds}) AS bucket) AS b
+            GROUP BY ALL
         ),
-        tiered AS (
-            SELECT c.*, list_filter(s.starts, lambda x: x < c.input_total_tokens)[1] AS tier
-            FROM calls AS c
-            LEFT JOIN starts AS s ON s.model = c.model AND s.provider = coalesce(c.provider, '') AND s.price_day = c.price_day
-        )
+        tiered AS (SELECT c.* EXCLUDE (tier_bucket), m.tier FROM bucketed AS c {TIER_JOIN})
     """
     return ctes, [*params, *extra_params, price_source()], unpriced
+
+
+# Joins a row of ``bucketed`` (or tokens summed per bucket) to ``m.tier``, its model's tier.
+TIER_JOIN = """
+    LEFT JOIN tier_map AS m
+      ON m.model = c.model AND m.provider = coalesce(c.provider, '') AND m.price_day = c.price_day AND m.bucket = c.tier_bucket
+"""
+
+
+def _tier_thresholds(store: Store, extra: list[list[Any]]) -> list[int]:
+    """Every tier threshold a price row may carry (all models), ascending, the base tier's -1 first."""
+    cached = store.duck.execute("SELECT DISTINCT above_input_tokens FROM price_cache WHERE above_input_tokens > -1").fetchall()
+    return sorted({-1, *(int(row[0]) for row in cached), *(int(row[3]) for row in extra if row[3] > -1)})
 
 
 # Joins a row of ``tiered`` (or tokens summed per model, provider, day and tier) to its rates ``p``.
@@ -270,6 +288,7 @@ def usage_report(
     ctes, params, unpriced = pricing_ctes(store, config, tz, since, until)
     key_expr, key_out, key_name = _GROUP_KEYS[by]
     inner_extra = outer_extra = ""
+    sess_join = "LEFT JOIN sess AS s ON s.session_id = c.session_id" if "s." in key_expr or by == "session" else ""
     if by == "session":
         inner_extra = ", any_value(s.project) AS project, min(c.ts_utc) AS first_utc, max(c.ts_utc) AS last_utc"
         outer_extra = ", any_value(c.project) AS project, min(c.first_utc) AS first_utc, max(c.last_utc) AS last_utc"
@@ -281,7 +300,7 @@ def usage_report(
                         any_value(agent) AS agent, any_value(subagent_type) AS subagent_type
                  FROM sessions GROUP BY session_id),
         grouped AS (
-            SELECT {key_expr} AS k, c.model, c.provider, c.price_day, c.tier,
+            SELECT {key_expr} AS k, c.model, c.provider, c.price_day, c.tier_bucket,
                    sum(c.input_tokens) AS input_tokens,
                    sum(c.cache_write_5m_tokens) AS cache_write_5m_tokens,
                    sum(c.cache_write_1h_tokens) AS cache_write_1h_tokens,
@@ -294,7 +313,7 @@ def usage_report(
                    sum(CASE WHEN c.is_aggregate THEN coalesce(c.aggregate_calls, 1) ELSE 1 END) AS calls,
                    count(*) FILTER (WHERE c.output_is_lower_bound) AS lower_bound_calls
                    {inner_extra}
-            FROM tiered AS c LEFT JOIN sess AS s ON s.session_id = c.session_id
+            FROM bucketed AS c {sess_join}
             GROUP BY ALL
         )
         SELECT {key_out} AS "{key_name}",
@@ -309,7 +328,7 @@ def usage_report(
                coalesce(sum(c.calls) FILTER (WHERE p.model IS NULL), 0) AS unpriced_calls,
                sum(c.lower_bound_calls) AS lower_bound_calls
                {outer_extra}
-        FROM grouped AS c {PRICE_JOIN}
+        FROM (SELECT c.*, m.tier FROM grouped AS c {TIER_JOIN}) AS c {PRICE_JOIN}
         GROUP BY k ORDER BY k
     """
     rows = fetch_dicts(store, query, params)
