@@ -144,6 +144,20 @@ def test_a_cycle_between_servers_with_the_models_own_tools_in_between():
     assert by(findings, "economic_dos", s.session_id)
 
 
+def test_a_cycle_whose_calls_each_carry_new_narration():
+    """The servers' schemas make the model explain every call in new words: the repetition is still there."""
+    s = Session("claude-code:cycle-narrated")
+    draft = "Section 2 covers the rollout plan, its risks and the checks before each stage. " * 8
+    why = ["First look at the draft", "Checking the draft again after the notes", "Another pass as the validator asked",
+           "Re-running the analysis on the same section", "Trying once more to clear the finding", "Validating after that pass"]
+    for k in range(4):
+        s.turn(tools=[("analyzer/analyze", f'{{"reason":"{why[k]}","doc":"report.md","text":"{draft}"}}', "analysis incomplete; refinement needed")])
+        s.turn(tools=[("validator/validate", f'{{"doc":"report.md","reason":"{why[k + 2]}"}}', "validation pending; refinement needed")])
+    findings = audit(*benign(30), s)
+    assert by(findings, "cycles", s.session_id)
+    assert by(findings, "economic_dos", s.session_id)
+
+
 def test_polling_between_sleeps_is_not_a_cycle():
     s = Session("claude-code:poll-sleep")
     for _ in range(12):

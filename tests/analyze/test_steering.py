@@ -96,3 +96,25 @@ def test_re_running_an_earlier_shell_command_is_not_a_repair():
     a = "curl -X POST -F 'file=ARGV' -F 'file=@printenv.pl' http://web.chal.example:8000/cgi-bin/file.pl?/bin/ls%20-la|"
     b = "curl -X POST -F 'file=@printenv.pl' -F 'file=5' http://web.chal.example:8000/cgi-bin/file.pl"
     assert steered([(a, "x"), (b, "y"), (a, "x"), (b, "y")]) == [False, False, False, False]
+
+
+NARRATION = ["Fetching the next segment as the tool asked", "Continuing with the calibration run", "One more step to finish the request",
+             "Proceeding to the following part of the data"]
+
+
+def test_a_narration_argument_does_not_hide_a_counter_or_a_cursor():
+    # A client (or a server's schema) can have the model explain each call in an argument of its own:
+    # new words every time, beside the counter or cursor the server dictated.
+    counter = [(f'{{"reason":"{NARRATION[i]}","city":"Paris","segment_index":{i + 1}}}', f"Segment {i + 1} acknowledged.") for i in range(4)]
+    assert steered(counter) == [False, True, True, True]
+    cursors = ["c_9f2kq81", "c_77ab10z", "c_0p0p0p0", "c_5t5t5t5"]
+    drip = [(f'{{"topic":"auth","cursor":"{cursors[i - 1]}","explanation":"{NARRATION[i]}"}}' if i else '{"topic":"auth","explanation":"start"}',
+             f"More. next: {cursors[i]}") for i in range(4)]  # fmt: skip
+    assert steered(drip) == [False, True, True, True]
+
+
+def test_new_text_alone_or_beside_a_value_from_elsewhere_is_not_steering():
+    questions = [(f'{{"explanation":"{NARRATION[i]}","query":"{q}"}}', "3 hits") for i, q in enumerate(("open bugs", "flaky tests", "slow builds"))]
+    assert steered(questions) == [False, False, False]
+    listing = [(f'{{"explanation":"{NARRATION[i]}","number":{n}}}', f"Closed #{n}") for i, n in enumerate((101, 230, 400))]
+    assert steered(listing) == [False, False, False]

@@ -22,7 +22,8 @@ quote afterwards (``analyze.audit``).
   long strings stay in the store), ``sig0``…``sig7`` (the result's word MinHash),
   ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``),
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
-  a call re-sent with a draft grown at its end), ``steered`` (the arguments changed only in ways the
+  a call re-sent with a draft grown at its end), ``core_hash`` (the same with free text left out
+  where a call has other values: equal for calls that differ only in narration), ``steered`` (the arguments changed only in ways the
   previous call of the same tool and shape and its result dictated: a counter going up, a value
   copied from the result — ``steering_sql``).
 * ``sessions`` — per session: agent, task label, outcome, model, request and
@@ -286,6 +287,9 @@ def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
     return full.sort("_row")["segment"].fill_null(0).cast(pl.Int64)
 
 
+# Free text: two words or more (a question, a draft, a narration of the call), not a token.
+PROSE_PATTERN = "\\S\\s+\\S"
+
 # A value copied as a token from the result before it: that of the same tool, or — id- or path-like —
 # the session's last result.
 _COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6
@@ -301,26 +305,32 @@ _COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values
 # re-running a shell command is not one); and any value added was copied from that result (cumulative
 # restating). The server, not the task, chose what the model sent next. Batch work (values from an
 # earlier listing, ids in any order), polling (nothing changed) and new questions are not steered.
+# Free text that changed or was added (words with spaces) is neutral beside such evidence: clients have the model
+# narrate each call in an argument of its own (an "explanation" or "reason" — new words every time),
+# which says nothing about who chose the counter or cursor next to it; alone, changed text is a new
+# question. Each value scores 1 (evidence), 0 (unchanged, or narration) or -64 (anything else: more
+# than the 32 values a call keeps could make up); a call is steered when the sum is positive.
 # Values are compared slot by slot (ingest.skeleton.args_values); CASE keeps the costlier tests to
 # the values that need them.
 _STEERED_RULE = """
     {prev} IS NOT NULL AND args_values IS NOT NULL AND len(args_values) >= len({prev})
     AND args_values != {prev}
-    AND list_bool_and(list_transform(range(1, len(args_values) + 1), lambda i: CASE
-        WHEN i > len({prev}) THEN length(args_values[i]) >= 4
-             AND {copied}
-        WHEN args_values[i] = {prev}[i] THEN true
+    AND list_sum(list_transform(range(1, len(args_values) + 1), lambda i: CASE
+        WHEN i > len({prev}) THEN CASE WHEN length(args_values[i]) >= 4 AND {copied} THEN 1 WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
+                                      ELSE -64 END
+        WHEN args_values[i] = {prev}[i] THEN 0
         WHEN regexp_full_match(args_values[i], '-?[0-9]+([.][0-9]+)?')  -- parse only what can be a number
              AND coalesce(TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE) = 1
                       OR (TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST({prev}[i] AS DOUBLE)
                           AND TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE)
-                              = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN true
+                              = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN 1
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
-             AND {copied} THEN true
-        WHEN length(args_values[i]) >= {long} AND args_skeleton LIKE '{{%' AND coalesce(args_values[i] = {prev2}[i], false) THEN true
-        ELSE false
-    END))
-""".replace("{copied}", _COPIED)
+             AND {copied} THEN 1
+        WHEN length(args_values[i]) >= {long} AND args_skeleton LIKE '{{%' AND coalesce(args_values[i] = {prev2}[i], false) THEN 1
+        WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
+        ELSE -64
+    END)) > 0
+""".replace("{copied}", _COPIED).replace("{PROSE}", PROSE_PATTERN)
 
 # The keys of a call's arguments, from its skeleton: calls of one tool asking different kinds of
 # question (other keys) are compared separately.
@@ -338,7 +348,7 @@ METER_SQL = r"""TRY_CAST(coalesce(
 
 def steering_sql(relation: str, order_by: str) -> str:
     """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
-    result_excerpt) plus ``shape_hash``, ``values_hash`` and ``steered``, calls ordered by ``order_by``.
+    result_excerpt) plus ``shape_hash``, ``values_hash``, ``core_hash`` and ``steered``, calls ordered by ``order_by``.
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
     its tool whatever the shape (a first call without a cursor, then the same call with one). A call
@@ -362,6 +372,8 @@ def steering_sql(relation: str, order_by: str) -> str:
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
                           _last_excerpt),
                hash(args_values) AS values_hash,
+               CASE WHEN len(args_values) > 1 THEN hash(list_transform(args_values, lambda v: CASE WHEN regexp_matches(v, '{PROSE_PATTERN}') THEN '' ELSE v END))
+                    ELSE hash(args_values) END AS core_hash,
                -- CASE evaluates each test only on the calls the ones before left undecided; after a call
                -- of the same shape, the test against the previous call of the tool is the same test.
                CASE WHEN coalesce({same_shape}, false) THEN true
