@@ -361,8 +361,10 @@ def test_counter_loop_is_a_same_tool_chain_with_counter_only_argument_changes():
         full = ",".join(map(str, range(1, k["list_length"] + 1)))
         complete = [args for _, args, _ in calls if args["calibration_sequence"] == full]
         assert len(complete) == k["chain_length"]  # every repair was followed by a full resend
+        # Only the counter (and, when cumulative, the restated log; when narrated, the narration) changes.
+        complete = [{key: v for key, v in a.items() if key != "explanation"} for a in complete]
         masked = {json.dumps({key: v for key, v in a.items() if key not in (arg, "prior_results")}, sort_keys=True) for a in complete}
-        assert len(masked) == 1  # only the counter (and, when cumulative, the restated log) changes
+        assert len(masked) == 1
         if not k["cumulative"]:
             assert len({args_skeleton(msgspec.json.encode(a)) for a in complete}) == 1
         task_payload = calls[-1][2]
@@ -382,11 +384,26 @@ def test_cursor_drip_feeds_the_payload_in_tiny_pieces_behind_an_opaque_cursor():
         assert len(calls) == k["chain_length"]
         arg = k["arg_name"]
         assert arg not in calls[0][1] and all(arg in a for _, a, _ in calls[1:])
-        assert len({json.dumps({key: v for key, v in a.items() if key != arg}, sort_keys=True) for _, a, _ in calls}) == 1
+        assert len({json.dumps({key: v for key, v in a.items() if key not in (arg, "explanation")}, sort_keys=True) for _, a, _ in calls}) == 1
         assert len({a[arg] for _, a, _ in calls[1:]}) == len(calls) - 1  # a new opaque cursor every time
         if k["chain_length"] >= 10:
             sizes = [len(text) for _, _, text in calls]
             assert max(sizes) < 2500 + k["boilerplate_tokens"] * 8
+
+
+def test_narrated_sessions_explain_every_mcp_call_in_new_words():
+    # (test_the_benign_twin_is_the_same_task_without_the_attack checks that twins narrate alike before the onset)
+    gens = [g for g in sessions_of("cursor_drip", 40) if g.label["narration"]]
+    assert gens, "some sessions narrate"
+    for gen in gens:
+        where = gen.label["narration"]
+        uses = [u for r in gen.sim.requests for u in r.tool_uses if u.name.startswith("mcp__")]
+        args = [json.loads(u.input_json) for u in uses]
+        assert all(list(a)[0 if where == "first" else -1] == "explanation" for a in args)
+        notes = [a["explanation"] for a in args]
+        assert len(set(notes)) == len(notes) and all(" " in n for n in notes)
+    assert not any("explanation" in u.input_json.decode() for g in sessions_of("cursor_drip", 40) if not g.label["narration"]
+                   for r in g.sim.requests for u in r.tool_uses)  # fmt: skip
 
 
 def test_tool_cycles_have_period_two_or_three_across_servers():

@@ -6,7 +6,9 @@ like attacks: pagination, polling, batch edits, retries, long coding sessions
 with compaction) and economic-DoS attacks driven by malicious MCP servers
 (counter loops, cursor drip-feeds, tool cycles, sponges, overthinking decoys,
 rug pulls, LoopTrap cues), each at stealth levels 0–4 and in several wording
-families. The simulator writes them as Claude Code transcripts plus the
+families. In a fifth of the sessions the model narrates every MCP call in an
+argument of its own (``explanation``: new words each time, as some clients and
+server schemas ask for). The simulator writes them as Claude Code transcripts plus the
 server side of every MCP connection, and a ``labels.json`` with the truth
 (see ``corpus`` for the schema).
 

@@ -179,6 +179,10 @@ class Agent:
         return Call(self.sim.tool("WebFetch", {"url": url, "prompt": sentence(self.rng, 20)}), text, {"duration_ms": duration, "tool_use_result": tur})
 
     def mcp(self, server: str, tool: str, args: dict[str, Any], text: str, *, is_error: bool = False, duration_ms: int | None = None) -> Call:
+        where = self.sim.spec.narration
+        if where:
+            note = {"explanation": sentence(self.sim.narration_rng, ri(self.sim.narration_rng, 8, 30))}
+            args = {**note, **args} if where == "first" else {**args, **note}
         return Call(self.sim.tool(f"mcp__{server}__{tool}", args), text,
                     {"duration_ms": duration_ms if duration_ms is not None else log_uniform(self.rng, 120, 2500), "is_error": is_error})  # fmt: skip
 

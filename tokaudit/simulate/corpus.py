@@ -24,6 +24,7 @@ Label schema (one object per main session, in ``labels.json["sessions"]``):
 ``knobs``                 every parameter the family drew (chain_length, list_length, repair_prob, …)
 ``info``                  what actually happened (chain_calls, repairs, cycle_tools, …)
 ``model``, ``thinking``, ``cache_ttl``, ``agent_version``, ``project``
+``narration``             where each MCP call carries an ``explanation`` argument in new words ("first"/"last" key), or null
 ``n_requests``, ``n_tool_calls``, ``n_mcp_calls``, ``compactions``
 ``tokens``                the main session's usage: input/cache_read/cache_write_5m/cache_write_1h/output/total
 ``subagents``             per subagent: session_id (``claude-code:<sessionId>:agent-<id>``), agent_type, model,
@@ -97,6 +98,10 @@ def pick_family(rng: random.Random, families: Sequence[str] | None, attack_share
     return rng.choices(group, weights=[f.weight for f in group])[0]
 
 
+# Share of sessions whose MCP calls each carry a narration argument (``SessionSpec.narration``).
+NARRATED_SHARE = 0.2
+
+
 def draw_spec(rng: random.Random, family: Family) -> SessionSpec:
     model = rng.choices([m for m, _ in family.models], weights=[w for _, w in family.models])[0]
     user = pick(rng, USERS)
@@ -113,6 +118,7 @@ def draw_spec(rng: random.Random, family: Family) -> SessionSpec:
         system_prefix_tokens=ri(rng, 14_000, 21_000),
         ttl_ms=TTL_1H_MS if rng.random() < 0.2 else TTL_5M_MS,
         thinking=rng.random() < family.thinking_prob,
+        narration=pick(rng, ("first", "last")) if rng.random() < NARRATED_SHARE else None,
     )
 
 
@@ -182,6 +188,7 @@ def make_label(index: int, family: Family, knobs: dict[str, Any], info: dict[str
         "info": {k: v for k, v in info.items() if k not in ("attack_server", "attack_tool")},
         "model": spec.model,
         "thinking": spec.thinking,
+        "narration": spec.narration,
         "cache_ttl": "1h" if spec.ttl_ms == TTL_1H_MS else "5m",
         "agent_version": spec.version,
         "project": encode_cwd(spec.cwd),

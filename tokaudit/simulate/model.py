@@ -235,6 +235,9 @@ class SessionSpec:
     thinking: bool = False
     warm_prefix_prob: float = 0.6  # chance the system prefix is still cached from another session
     compact_at_tokens: int = 160_000
+    # Where the model narrates each MCP call in an argument of its own ("explanation", as some clients
+    # and servers ask for: new words every call): "first" or "last" key, or None for no narration.
+    narration: str | None = None
 
 
 class Sim:
@@ -243,6 +246,8 @@ class Sim:
     def __init__(self, spec: SessionSpec, noise: random.Random) -> None:
         self.spec = spec
         self.noise = noise  # ids, jitter and latency; content randomness belongs to the families
+        # Narration draws its own words, so a session and its benign twin narrate alike and no other draw moves.
+        self.narration_rng = random.Random(f"{spec.session_uuid}:narration")
         self.model = spec.model
         self.agent: SubagentRun | None = None  # set on a subagent's Sim
         self.events: list[Prompt | Request | ToolResult | Compaction | SubagentRun] = []
