@@ -22,8 +22,9 @@ quote afterwards (``analyze.audit``).
   long strings stay in the store), ``sig0``…``sig7`` (the result's word MinHash),
   ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``),
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
-  a call re-sent with a draft grown at its end), ``core_hash`` (the same with free text left out
-  where a call has other values: equal for calls that differ only in narration), ``steered`` (the arguments changed only in ways the
+  a call re-sent with a draft grown at its end), ``unnarrated_hashes`` (per piece of free text beside
+  other values, the hash of the values without it: two calls sharing one differ in that text alone —
+  a narration of the call), ``steered`` (the arguments changed only in ways the
   previous call of the same tool and shape and its result dictated: a counter going up, a value
   copied from the result — ``steering_sql``).
 * ``sessions`` — per session: agent, task label, outcome, model, request and
@@ -348,7 +349,8 @@ METER_SQL = r"""TRY_CAST(coalesce(
 
 def steering_sql(relation: str, order_by: str) -> str:
     """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
-    result_excerpt) plus ``shape_hash``, ``values_hash``, ``core_hash`` and ``steered``, calls ordered by ``order_by``.
+    result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes`` and ``steered``, calls ordered
+    by ``order_by``.
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
     its tool whatever the shape (a first call without a cursor, then the same call with one). A call
@@ -372,8 +374,11 @@ def steering_sql(relation: str, order_by: str) -> str:
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
                           _last_excerpt),
                hash(args_values) AS values_hash,
-               CASE WHEN len(args_values) > 1 THEN hash(list_transform(args_values, lambda v: CASE WHEN regexp_matches(v, '{PROSE_PATTERN}') THEN '' ELSE v END))
-                    ELSE hash(args_values) END AS core_hash,
+               -- For each piece of free text beside other values, the hash of the values without it.
+               CASE WHEN len(args_values) > 1 THEN list_transform(
+                        list_filter(range(1, len(args_values) + 1), lambda j: regexp_matches(args_values[j], '{PROSE_PATTERN}')),
+                        lambda j: hash(list_transform(range(1, len(args_values) + 1), lambda i: CASE WHEN i = j THEN '' ELSE args_values[i] END)))
+                    ELSE [] END AS unnarrated_hashes,
                -- CASE evaluates each test only on the calls the ones before left undecided; after a call
                -- of the same shape, the test against the previous call of the tool is the same test.
                CASE WHEN coalesce({same_shape}, false) THEN true

@@ -4,10 +4,10 @@ The sequence of tools in a session repeating with period p ∈ {2, 3} over ≥
 ``min_repetitions`` periods, across at least two distinct tools, where at least
 ``min_repeat_share`` of the calls repeat the call one period back with the same
 arguments (their values' first characters, so a draft re-sent with a few lines
-appended counts as the same; free text beside other values is left out, so a
-server cannot hide the repetition behind an argument the model must fill with
-new words on every call — a "reason" or "summary so far"; one step of the
-cycle, such as "refine" with new notes, may vary), with mean result novelty below ``max_novelty`` and the model
+appended counts as the same; one piece of free text beside other values may
+differ, so a server cannot hide the repetition behind an argument the model
+must fill with new words on every call — a "reason" or "summary so far"; one
+step of the cycle, such as "refine" with new notes, may vary), with mean result novelty below ``max_novelty`` and the model
 re-writing at least ``min_mean_args_tokens`` of arguments per call (analyze →
 validate → refine loops between co-registered servers re-sending the same
 draft; ping-pong). False positives: read → edit → test coding cycles change
@@ -47,7 +47,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     t = context.tools
     if t.is_empty():
         return []
-    t = t.with_columns(pl.struct("tool_key", "core_hash").hash().alias("_sig"))
+    t = t.with_columns(pl.struct("tool_key", "values_hash").hash().alias("_sig"))
     findings: list[Finding] = []
     seen: dict[str, list[tuple[int, int]]] = {}
     # Servers first: where the model's own calls interrupt a cycle, the servers' view holds all of it.
@@ -60,7 +60,11 @@ def _find_cycles(context: Context, t: pl.DataFrame, params: Params, findings: li
     """Append to ``findings`` the cycles in ``t`` (calls in session order) overlapping none in ``seen`` (turn ranges per session)."""
     for period in (2, 3):
         matches = (pl.col("tool_key") == pl.col("tool_key").shift(period).over("session_id")).fill_null(False)
-        repeats = (pl.col("_sig") == pl.col("_sig").shift(period).over("session_id")).fill_null(False)
+        # The same call again: the same values, or the same but for one piece of free text (a narration
+        # of the call; an edit changing its old and new text is new work).
+        same = pl.col("_sig") == pl.col("_sig").shift(period).over("session_id")
+        narrated = pl.col("unnarrated_hashes").list.set_intersection(pl.col("unnarrated_hashes").shift(period).over("session_id")).list.len() > 0
+        repeats = (same.fill_null(False) | narrated.fill_null(False))
         # Cycling calls must not all be one tool (that is a chain, D3/D4's business).
         varied = (pl.col("tool_key") != pl.col("tool_key").shift(1).over("session_id")).fill_null(False)
         c = t.with_columns(matches.alias("_m"), varied.alias("_v"), repeats.alias("_r"))
