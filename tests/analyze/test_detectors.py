@@ -160,8 +160,8 @@ def test_a_cycle_whose_calls_each_carry_new_narration():
 
 
 def test_editing_one_file_between_test_runs_is_not_a_cycle():
-    """Each edit changes its old and new text, each look around its command and description (two pieces of free
-    text each): new work, not a narrated repeat."""
+    """Each edit changes its old and new text, each look around its command (beside the same description): new
+    work, not a narrated repeat."""
     s = Session("claude-code:edit-test")
     for k in range(4):
         body = "".join(f"    line_{i} = compute(items[{i}], rate=RATES[{i}], region=region, currency=currency)\n" for i in range(8))
@@ -169,9 +169,8 @@ def test_editing_one_file_between_test_runs_is_not_a_cycle():
         edit = {"file_path": "/src/app/billing.py", "old_string": old, "new_string": new}
         s.turn(tools=[("Edit", json.dumps(edit), "The file /src/app/billing.py has been updated.")])
         s.turn(tools=[("Bash", '{"command":"pytest -q tests/test_billing.py","description":"Run the billing tests"}', "1 failed, 11 passed")])
-        look = [("git diff --stat", "Show what changed"), ("git log --oneline -3", "Recent commits"), ("ruff check src/app", "Lint the app"),
-                ("git status --short", "Working tree state")][k]
-        s.turn(tools=[("Bash", json.dumps({"command": look[0], "description": look[1]}), " src/app/billing.py | 2 +-")])
+        look = ["git diff --stat", "git log --oneline -3 -- src/app/billing.py", "ruff check src/app --fix --show-fixes", "git status --short"][k]
+        s.turn(tools=[("Bash", json.dumps({"command": look, "description": "Check the state of the app"}), " src/app/billing.py | 2 +-")])
     findings = audit(*benign(30), s)
     assert not by(findings, "cycles", s.session_id)
 

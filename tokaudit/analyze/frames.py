@@ -22,9 +22,9 @@ quote afterwards (``analyze.audit``).
   long strings stay in the store), ``sig0``…``sig7`` (the result's word MinHash),
   ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``),
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
-  a call re-sent with a draft grown at its end), ``unnarrated_hashes`` (per piece of free text beside
-  other values, the hash of the values without it: two calls sharing one differ in that text alone —
-  a narration of the call), ``steered`` (the arguments changed only in ways the
+  a call re-sent with a draft grown at its end), ``unnarrated_hashes`` (per sentence beside other
+  values of an MCP call, the hash of the values without it: two calls sharing one differ in that
+  sentence alone — a narration of the call), ``steered`` (the arguments changed only in ways the
   previous call of the same tool and shape and its result dictated: a counter going up, a value
   copied from the result — ``steering_sql``).
 * ``sessions`` — per session: agent, task label, outcome, model, request and
@@ -290,6 +290,8 @@ def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
 
 # Free text: two words or more (a question, a draft, a narration of the call), not a token.
 PROSE_PATTERN = "\\S\\s+\\S"
+# A narration of a call is a sentence: four words or more (a shell command or a topic is shorter).
+NARRATION_PATTERN = "\\S+\\s+\\S+\\s+\\S+\\s+\\S"
 
 # A value copied as a token from the result before it: that of the same tool, or — id- or path-like —
 # the session's last result.
@@ -374,9 +376,9 @@ def steering_sql(relation: str, order_by: str) -> str:
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
                           _last_excerpt),
                hash(args_values) AS values_hash,
-               -- For each piece of free text beside other values, the hash of the values without it.
-               CASE WHEN len(args_values) > 1 THEN list_transform(
-                        list_filter(range(1, len(args_values) + 1), lambda j: regexp_matches(args_values[j], '{PROSE_PATTERN}')),
+               -- For each sentence beside other values of an MCP call, the hash of the values without it.
+               CASE WHEN len(args_values) > 1 AND tool_key LIKE '%/%' THEN list_transform(
+                        list_filter(range(1, len(args_values) + 1), lambda j: regexp_matches(args_values[j], '{NARRATION_PATTERN}')),
                         lambda j: hash(list_transform(range(1, len(args_values) + 1), lambda i: CASE WHEN i = j THEN '' ELSE args_values[i] END)))
                     ELSE [] END AS unnarrated_hashes,
                -- CASE evaluates each test only on the calls the ones before left undecided; after a call

@@ -4,10 +4,11 @@ The sequence of tools in a session repeating with period p ∈ {2, 3} over ≥
 ``min_repetitions`` periods, across at least two distinct tools, where at least
 ``min_repeat_share`` of the calls repeat the call one period back with the same
 arguments (their values' first characters, so a draft re-sent with a few lines
-appended counts as the same; one piece of free text beside other values may
-differ, so a server cannot hide the repetition behind an argument the model
-must fill with new words on every call — a "reason" or "summary so far"; one
-step of the cycle, such as "refine" with new notes, may vary), with mean result novelty below ``max_novelty`` and the model
+appended counts as the same; one sentence beside other values of an MCP call
+may differ, so a server cannot hide the repetition behind an argument the model
+must fill with new words on every call — a "reason" or "summary so far" — while
+the model's own tools stay compared whole, a new shell command being new work;
+one step of the cycle, such as "refine" with new notes, may vary), with mean result novelty below ``max_novelty`` and the model
 re-writing at least ``min_mean_args_tokens`` of arguments per call (analyze →
 validate → refine loops between co-registered servers re-sending the same
 draft; ping-pong). False positives: read → edit → test coding cycles change
@@ -60,8 +61,8 @@ def _find_cycles(context: Context, t: pl.DataFrame, params: Params, findings: li
     """Append to ``findings`` the cycles in ``t`` (calls in session order) overlapping none in ``seen`` (turn ranges per session)."""
     for period in (2, 3):
         matches = (pl.col("tool_key") == pl.col("tool_key").shift(period).over("session_id")).fill_null(False)
-        # The same call again: the same values, or the same but for one piece of free text (a narration
-        # of the call; an edit changing its old and new text is new work).
+        # The same call again: the same values, or the same but for one sentence (a narration of the
+        # call; an edit changing its old and new text is new work).
         same = pl.col("_sig") == pl.col("_sig").shift(period).over("session_id")
         narrated = pl.col("unnarrated_hashes").list.set_intersection(pl.col("unnarrated_hashes").shift(period).over("session_id")).list.len() > 0
         repeats = (same.fill_null(False) | narrated.fill_null(False))
