@@ -308,11 +308,12 @@ _COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values
 # re-running a shell command is not one); and any value added was copied from that result (cumulative
 # restating). The server, not the task, chose what the model sent next. Batch work (values from an
 # earlier listing, ids in any order), polling (nothing changed) and new questions are not steered.
-# Free text that changed or was added (words with spaces) is neutral beside such evidence: clients have the model
-# narrate each call in an argument of its own (an "explanation" or "reason" — new words every time),
-# which says nothing about who chose the counter or cursor next to it; alone, changed text is a new
-# question. Each value scores 1 (evidence), 0 (unchanged, or narration) or -64 (anything else: more
-# than the 32 values a call keeps could make up); a call is steered when the sum is positive.
+# Free text that changed or was added (words with spaces) is neutral beside such evidence: clients
+# have the model narrate each call in an argument of its own (an "explanation" or "reason" — new
+# words every time), which says nothing about who chose the counter or cursor next to it; alone,
+# changed text is a new question. Each value scores 1 (evidence), 0 (unchanged, or narration) or -64
+# (anything else: more than the 32 values a call keeps could make up); a call is steered when the
+# sum is positive.
 # Values are compared slot by slot (ingest.skeleton.args_values); CASE keeps the costlier tests to
 # the values that need them.
 _STEERED_RULE = """

@@ -256,6 +256,8 @@ _GROUP_KEYS = {
     # The agent, and for subagents their type: "claude-code", "claude-code / general-purpose", ...
     "agent": ("coalesce(s.agent, '(unknown)') || coalesce(' / ' || s.subagent_type, '')", "k", "agent"),
 }
+# The breakdowns whose key reads the session (``s``): only they join the sessions table.
+_SESSION_KEYED = {"project", "session", "agent"}
 
 TOKEN_COLUMNS = [
     "input_tokens",
@@ -288,7 +290,7 @@ def usage_report(
     ctes, params, unpriced = pricing_ctes(store, config, tz, since, until)
     key_expr, key_out, key_name = _GROUP_KEYS[by]
     inner_extra = outer_extra = ""
-    sess_join = "LEFT JOIN sess AS s ON s.session_id = c.session_id" if "s." in key_expr or by == "session" else ""
+    sess_join = "LEFT JOIN sess AS s ON s.session_id = c.session_id" if by in _SESSION_KEYED else ""
     if by == "session":
         inner_extra = ", any_value(s.project) AS project, min(c.ts_utc) AS first_utc, max(c.ts_utc) AS last_utc"
         outer_extra = ", any_value(c.project) AS project, min(c.first_utc) AS first_utc, max(c.last_utc) AS last_utc"

@@ -8,9 +8,9 @@ with compaction) and economic-DoS attacks driven by malicious MCP servers
 rug pulls, LoopTrap cues), each at stealth levels 0–4 and in several wording
 families. In a fifth of the sessions the model narrates every MCP call in an
 argument of its own (``explanation``: new words each time, as some clients and
-server schemas ask for). The simulator writes them as Claude Code transcripts plus the
-server side of every MCP connection, and a ``labels.json`` with the truth
-(see ``corpus`` for the schema).
+server schemas ask for). The simulator writes them as Claude Code transcripts
+plus the server side of every MCP connection, and a ``labels.json`` with the
+truth (see ``corpus`` for the schema).
 
 Modules: ``text`` (pools and ids), ``model`` (token, cache and time
 accounting), ``agent`` (builtin tools and benign moves), ``catalog`` (MCP

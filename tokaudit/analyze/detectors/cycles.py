@@ -8,14 +8,15 @@ appended counts as the same; one sentence beside other values of an MCP call
 may differ, so a server cannot hide the repetition behind an argument the model
 must fill with new words on every call — a "reason" or "summary so far" — while
 the model's own tools stay compared whole, a new shell command being new work;
-one step of the cycle, such as "refine" with new notes, may vary), with mean result novelty below ``max_novelty`` and the model
-re-writing at least ``min_mean_args_tokens`` of arguments per call (analyze →
-validate → refine loops between co-registered servers re-sending the same
-draft; ping-pong). False positives: read → edit → test coding cycles change
-their arguments every time; polling a job between sleeps repeats the very same
-calls but with a few tokens of arguments and real waiting, which the argument
-floor leaves to the chain-length detector (D3); retrying a failed call between
-sleeps (an error in most periods, ``max_errors_per_period``) is failure spend (D9).
+one step of the cycle, such as "refine" with new notes, may vary), with mean
+result novelty below ``max_novelty`` and the model re-writing at least
+``min_mean_args_tokens`` of arguments per call (analyze → validate → refine
+loops between co-registered servers re-sending the same draft; ping-pong). False
+positives: read → edit → test coding cycles change their arguments every time;
+polling a job between sleeps repeats the very same calls but with a few tokens
+of arguments and real waiting, which the argument floor leaves to the
+chain-length detector (D3); retrying a failed call between sleeps (an error in most
+periods, ``max_errors_per_period``) is failure spend (D9).
 
 The sequence is read twice: every call of the session, and its MCP calls alone
 — a cycle between servers stays one when the model runs a few of its own tools
@@ -65,7 +66,7 @@ def _find_cycles(context: Context, t: pl.DataFrame, params: Params, findings: li
         # call; an edit changing its old and new text is new work).
         same = pl.col("_sig") == pl.col("_sig").shift(period).over("session_id")
         narrated = pl.col("unnarrated_hashes").list.set_intersection(pl.col("unnarrated_hashes").shift(period).over("session_id")).list.len() > 0
-        repeats = (same.fill_null(False) | narrated.fill_null(False))
+        repeats = same.fill_null(False) | narrated.fill_null(False)
         # Cycling calls must not all be one tool (that is a chain, D3/D4's business).
         varied = (pl.col("tool_key") != pl.col("tool_key").shift(1).over("session_id")).fill_null(False)
         c = t.with_columns(matches.alias("_m"), varied.alias("_v"), repeats.alias("_r"))
