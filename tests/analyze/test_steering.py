@@ -28,7 +28,8 @@ def test_a_counter_going_up_by_one_is_steered_whatever_the_wording():
 
 
 def test_an_offset_with_a_constant_stride_is_steered_from_its_second_step():
-    calls = [(f'{{"q":"bugs","offset":{o}}}', f"rows {o}..{o + 50}") for o in (0, 50, 100, 150)]
+    # The results do not name the next offset (that is steered from the first step: see below).
+    calls = [(f'{{"q":"bugs","offset":{o}}}', "a page of rows") for o in (0, 50, 100, 150)]
     assert steered(calls) == [False, False, True, True]
 
 
@@ -118,3 +119,21 @@ def test_new_text_alone_or_beside_a_value_from_elsewhere_is_not_steering():
     assert steered(questions) == [False, False, False]
     listing = [(f'{{"explanation":"{NARRATION[i]}","number":{n}}}', f"Closed #{n}") for i, n in enumerate((101, 230, 400))]
     assert steered(listing) == [False, False, False]
+
+
+def test_an_offset_or_numbered_part_the_result_names_is_steered_whatever_its_step():
+    # A server choosing the next offset itself (variable-sized pages): the steps are irregular and the
+    # numbers short, but each is the number the previous result named.
+    offsets = (0, 115, 195, 347)
+    calls = [(f'{{"q":"bugs","offset":{o}}}', f"12 rows. next_offset={n}") for o, n in zip(offsets, (*offsets[1:], 400))]
+    assert steered(calls) == [False, True, True, True]
+    parts = [(f'{{"doc":"spec","section":"part {i}"}}', f"Part {i} stored; send part {i + 1} to go on.") for i in range(1, 4)]
+    assert steered(parts) == [False, True, True]
+
+
+def test_a_number_found_only_inside_a_longer_number_or_in_another_form_is_not_copied():
+    inside = [('{"q":"bugs","offset":0}', "ticket 11507 and 3195"), ('{"q":"bugs","offset":115}', "x"), ('{"q":"bugs","offset":195}', "y")]
+    assert steered(inside) == [False, False, False]
+    # "page 2" named by the result, sent as a differently formed value, is not the counter rule's business.
+    other_form = [('{"doc":"spec","section":"s1"}', "see page 2"), ('{"doc":"spec","section":"page 2 draft"}', "z")]
+    assert steered(other_form) == [False, False]

@@ -302,7 +302,8 @@ _COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values
 # tool and argument shape (the same keys) went up by one or by the step it went up before (a
 # counter, page or offset; numbers inside text are not counters — "f3.py" → "f4.py" is a batch over
 # numbered files), was copied as a token from that call's result (a cursor, an id, a scope the
-# result named) or — when it looks like an id or path, not a word — from the result just before
+# result named; a number or numbered value — only its numbers changed — that the result named as a
+# whole number: an offset the server chose, "next_offset=289", or "part 4") or — when it looks like an id or path, not a word — from the result just before
 # (two tools handing each other tokens; text with spaces copied into an edit is editing), or
 # restores a long JSON value (one cut at the stored length) sent the call before (a REPAIR resend;
 # re-running a shell command is not one); and any value added was copied from that result (cumulative
@@ -330,6 +331,9 @@ _STEERED_RULE = """
                               = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN 1
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
              AND {copied} THEN 1
+        WHEN length(args_values[i]) >= 2 AND regexp_matches(args_values[i], '[0-9]')
+             AND regexp_replace(args_values[i], '[0-9]+', '#', 'g') = regexp_replace({prev}[i], '[0-9]+', '#', 'g')
+             AND coalesce(regexp_matches({excerpt}, '(^|[^0-9])' || regexp_escape(args_values[i]) || '($|[^0-9])'), false) THEN 1
         WHEN length(args_values[i]) >= {long} AND args_skeleton LIKE '{{%' AND coalesce(args_values[i] = {prev2}[i], false) THEN 1
         WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
         ELSE -64
