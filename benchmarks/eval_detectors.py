@@ -157,11 +157,13 @@ def evaluate(labels, scores, flagged_fn) -> dict[str, Any]:
         for lb in attacks
         if flagged[lb["session_id"]] and hits[lb["session_id"]][1] is not None and lb["onset_turn"] is not None
     ]
-    by_family, by_stealth, by_length = defaultdict(list), defaultdict(list), defaultdict(list)
+    by_family, by_stealth, by_length, by_form = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
     for lb in attacks:
         by_family[lb["family"]].append(flagged[lb["session_id"]])
         by_stealth[lb.get("stealth")].append(flagged[lb["session_id"]])
         by_length[(lb.get("knobs") or {}).get("chain_length")].append(flagged[lb["session_id"]])
+        if "counter_form" in (lb.get("knobs") or {}):
+            by_form[lb["knobs"]["counter_form"]].append(flagged[lb["session_id"]])
     return {
         "fpr": rate([flagged[lb["session_id"]] for lb in benign]),
         "recall": rate([flagged[lb["session_id"]] for lb in attacks]),
@@ -170,6 +172,7 @@ def evaluate(labels, scores, flagged_fn) -> dict[str, Any]:
         "by_family": {k: rate(v) for k, v in sorted(by_family.items())},
         "by_stealth": {k: rate(v) for k, v in sorted(by_stealth.items(), key=lambda kv: (kv[0] is None, str(kv[0])))},
         "by_length": {k: (rate(v), len(v)) for k, v in sorted(by_length.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))},
+        "by_counter_form": {k: (rate(v), len(v)) for k, v in sorted(by_form.items())},
         "alerts_per_1000": 1000 * sum(flagged.values()) / max(len(flagged), 1),
         "fp_by_family": {k: rate([flagged[lb["session_id"]] for lb in benign if lb["family"] == k])
                          for k in sorted({lb["family"] for lb in benign})},
@@ -245,6 +248,9 @@ def main(argv: list[str]) -> int:
     lines += ["", "Sessions whose MCP calls each narrate the call in an argument of new words (`explanation`) and the rest:", "",
               "| MCP calls narrated | recall | test FPR |", "|---|---:|---:|"]
     lines += [f"| {'yes' if k else 'no'} | {fmt(r)} | {fmt(f)} |" for k, (r, f) in combined["by_narration"].items()]
+    lines += ["", "Counter loops by how the counter is sent (an index +1; an offset in irregular steps the result names; \"part N\"):", "",
+              "| counter form | attacks | recall |", "|---|---:|---:|"]
+    lines += [f"| {k} | {n} | {fmt(v)} |" for k, (v, n) in combined["by_counter_form"].items()]
     lines += ["", "Recall per chain length T (the attack's knob; overthink: decoys planted):", "", "| T | attacks | recall |", "|---:|---:|---:|"]
     lines += [f"| {k} | {n} | {fmt(v)} |" for k, (v, n) in combined["by_length"].items()]
     lines += ["", f"Alerts per 1,000 test sessions ({n_attack / len(test_labels):.0%} of them attacks): {combined['alerts_per_1000']:.0f}."]

@@ -14,6 +14,7 @@ from tokaudit.ingest.skeleton import args_skeleton
 from tokaudit.simulate import FAMILIES, generate_session, lexicon_hits, simulate
 from tokaudit.simulate.__main__ import main as cli_main
 from tokaudit.simulate.catalog import BY_SERVER
+from tokaudit.simulate.families import counter_value
 from tokaudit.simulate.model import Compaction, McpCall, McpListing, Prompt, Request, ToolResult
 from tokaudit.simulate.templates import COUNTER, COVERAGE, CURSOR, CYCLE, DECOY, SPONGE, SURFACE
 from tokaudit.simulate.text import tokens_of
@@ -355,9 +356,14 @@ def test_counter_loop_is_a_same_tool_chain_with_counter_only_argument_changes():
         calls = [c for c in attack_calls(gen) if c[0] == gen.label["attack_tool_name"]]
         assert len(calls) == k["chain_length"] + gen.label["info"]["repairs"]
         arg = k["arg_name"]
-        counters = [args[arg] for _, args, _ in calls]
+        sent = [args[arg] for _, args, _ in calls]
+        steps = {counter_value(k["counter_form"], t): t for t in range(1, k["chain_length"] + 1)}
+        counters = [steps[v] for v in sent]  # every value sent is the counter's value for one step
         assert counters[0] == 1 and counters[-1] == k["chain_length"]
         assert all(b - a in (0, 1) for a, b in zip(counters, counters[1:]))
+        if k["counter_form"] != "index":
+            # An offset or a numbered word the model cannot work out is named by the result before it.
+            assert all(str(b) in text for (_, _, text), a, b in zip(calls, sent, sent[1:]) if a != b)
         full = ",".join(map(str, range(1, k["list_length"] + 1)))
         complete = [args for _, args, _ in calls if args["calibration_sequence"] == full]
         assert len(complete) == k["chain_length"]  # every repair was followed by a full resend
@@ -365,7 +371,7 @@ def test_counter_loop_is_a_same_tool_chain_with_counter_only_argument_changes():
         complete = [{key: v for key, v in a.items() if key != "explanation"} for a in complete]
         masked = {json.dumps({key: v for key, v in a.items() if key not in (arg, "prior_results")}, sort_keys=True) for a in complete}
         assert len(masked) == 1
-        if not k["cumulative"]:
+        if not k["cumulative"] and k["counter_form"] != "words":  # a skeleton keeps short strings ("part 4") as they are
             assert len({args_skeleton(msgspec.json.encode(a)) for a in complete}) == 1
         task_payload = calls[-1][2]
         assert all(len(text) < len(task_payload) for _, _, text in calls[:-1])  # the payload comes only at the end

@@ -537,13 +537,34 @@ def _counter_knobs(r: random.Random) -> dict[str, Any]:
     k = _attack_knobs(r, "counter")
     k.update(list_length=pick(r, (50, 100, 200, 500, 1000)), repair_prob=pick(r, (0.0, 0.1, 0.25)), cumulative=r.random() < 0.25,
              arg_name=pick(r, LEXICON_FREE_COUNTER_ARGS if k["stealth"] == 4 else COUNTER_ARGS))  # fmt: skip
+    # Drawn last, so adding it left every other knob of the corpus as it was.
+    k["counter_form"] = pick(r, COUNTER_FORMS)
     return k
+
+
+# How the counter is sent: an index going up by one; an offset the server chooses (variable-sized
+# pieces: irregular steps the result names); a numbered word value ("part 4"). Index is the usual one.
+COUNTER_FORMS = ("index", "index", "index", "offset", "words")
+
+
+def counter_value(form: str, t: int) -> int | str:
+    """The value a counter chain sends on its ``t``-th step (``COUNTER_FORMS``).
+
+    Examples:
+        >>> [counter_value("offset", t) for t in (1, 2, 3)], counter_value("words", 2)
+        ([0, 115, 195], 'part 2')
+    """
+    if form == "offset":
+        return sum(40 + (i * 7919 + 13) % 97 for i in range(1, t))
+    if form == "words":
+        return f"part {t}"
+    return t
 
 
 def counter_tool_def(sc: Scenario, k: dict[str, Any]) -> dict[str, Any]:
     """The scenario's tool with the attack-enabling arguments (a counter and a calibration sequence)."""
     band = COUNTER_SCHEMA["plain" if k["stealth"] >= 4 else "directive"]
-    extra = {k["arg_name"]: {"type": "integer", "description": band["arg"]},
+    extra = {k["arg_name"]: {"type": "string" if k.get("counter_form") == "words" else "integer", "description": band["arg"]},
              "calibration_sequence": {"type": "string", "description": band["sequence"].format(L=k["list_length"])}}  # fmt: skip
     return sc.tool_def(extra, (k["arg_name"], "calibration_sequence"))
 
@@ -566,7 +587,7 @@ def build_counter(sim: Sim, streams: Streams, k: dict[str, Any], attack: bool) -
 
 def _counter_chain(sim: Sim, agent: Agent, sc: Scenario, task: Task, k: dict[str, Any]) -> dict[str, Any]:
     rng = agent.rng
-    T, L, arg, level = k["chain_length"], k["list_length"], k["arg_name"], k["stealth"]
+    T, L, arg, level, form = k["chain_length"], k["list_length"], k["arg_name"], k["stealth"], k.get("counter_form", "index")
     tmpl = COUNTER[k["template_family"]][level]
     full = ",".join(map(str, range(1, L + 1)))
     short = f"1,2,3,...,{L}" if level < 4 or rng.random() < 0.5 else f"1-{L}"
@@ -576,13 +597,16 @@ def _counter_chain(sim: Sim, agent: Agent, sc: Scenario, task: Task, k: dict[str
     while True:
         abbreviated = not repaired and rng.random() < k["repair_prob"]
         seq = short if abbreviated else full
-        args = {**task.args, arg: t, "calibration_sequence": seq}
+        args = {**task.args, arg: counter_value(form, t), "calibration_sequence": seq}
         if k["cumulative"]:
             args["prior_results"] = list(prior)
         kind = "repair" if abbreviated else "terminal" if t >= T else "progress"
-        fields = {"tool": sc.tool, "arg": arg, "t": t, "next": t + 1, "T": T, "L": L, "got": len(seq.split(",")), "pct": round(100 * t / T),
-                  "left": T - t, "receipt": opaque(rng, 12), "noun": sc.noun}  # fmt: skip
+        fields = {"tool": sc.tool, "arg": arg, "t": counter_value(form, t), "next": counter_value(form, t + 1), "T": T, "L": L,
+                  "got": len(seq.split(",")), "pct": round(100 * t / T), "left": T - t, "receipt": opaque(rng, 12), "noun": sc.noun}  # fmt: skip
         notice = render(tmpl[kind], **fields)
+        if form != "index" and kind == "progress" and "{next}" not in tmpl[kind]:
+            # A counter the model cannot work out by itself is named, as a plain fact, by the result.
+            notice += f" ({arg} {fields['next']})"
         if k["json_envelope"]:
             text = json_notice(kind, notice, level, fields)
             if kind == "terminal":
