@@ -293,9 +293,10 @@ PROSE_PATTERN = "\\S\\s+\\S"
 # A narration of a call is a sentence: four words or more (a shell command or a topic is shorter).
 NARRATION_PATTERN = "\\S+\\s+\\S+\\s+\\S+\\s+\\S"
 
-# A value copied as a token from the result before it: that of the same tool, or — id- or path-like —
-# the session's last result.
-_COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6
+# A value copied as a token from the result before it: that of the same tool, or — id- or path-like,
+# sent to an MCP tool — the session's last result. (The agent's own tools reading, one after another,
+# the files a search listed is batch work, not a server steering it.)
+_COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6 AND tool_key LIKE '%/%'
                  AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false)"""
 
 # A call is *steered* when every argument value that changed since the previous call of the same
@@ -303,8 +304,9 @@ _COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values
 # counter, page or offset; numbers inside text are not counters — "f3.py" → "f4.py" is a batch over
 # numbered files), was copied as a token from that call's result (a cursor, an id, a scope the
 # result named; a number or numbered value — only its numbers changed — that the result named as a
-# whole number: an offset the server chose, "next_offset=289", or "part 4") or — when it looks like an id or path, not a word — from the result just before
-# (two tools handing each other tokens; text with spaces copied into an edit is editing), or
+# whole number: an offset the server chose, "next_offset=289", or "part 4") or — when it looks like an
+# id or path, not a word, and goes to an MCP tool — from the result just before (two tools handing each
+# other tokens; text with spaces copied into an edit is editing), or
 # restores a long JSON value (one cut at the stored length) sent the call before (a REPAIR resend;
 # re-running a shell command is not one); and any value added was copied from that result (cumulative
 # restating). The server, not the task, chose what the model sent next. Batch work (values from an
