@@ -144,3 +144,41 @@ def test_a_number_found_only_inside_a_longer_number_or_in_another_form_is_not_co
     # "page 2" named by the result, sent as a differently formed value, is not the counter rule's business.
     other_form = [('{"doc":"spec","section":"s1"}', "see page 2"), ('{"doc":"spec","section":"page 2 draft"}', "z")]
     assert steered(other_form) == [False, False]
+
+
+def test_a_cursor_or_counter_inside_a_url_the_model_builds_is_steered():
+    # The server names only the cursor; the model puts it into the URL it sends.
+    cursors = ["c_9f2kq81", "c_77ab10z", "c_0p0p0p0", "c_5t5t5t5"]
+    url = "https://api.example.com/v1/items?q=auth&{}limit=50"
+    drip = [(f'{{"url":"{url.format(f"cursor={cursors[i - 1]}&" if i else "")}"}}', f"3 items. next: {cursors[i]}") for i in range(4)]
+    assert steered(drip) == [False, True, True, True]  # the parameter's name is a new word beside the cursor
+    offsets = (0, 115, 195)
+    paged = [(f'{{"url":"https://api.example.com/v1/items?offset={o}"}}', f"12 rows; next offset {n}") for o, n in zip(offsets, (115, 195, 300))]
+    assert steered(paged) == [False, True, True]
+    # A page counter inside the URL goes up by one: a counter, as it is as an argument of its own.
+    counter = [(f'{{"url":"https://api.example.com/v1/report?chunk={n}&size=50"}}', "rows") for n in (1, 2, 3)]
+    assert steered(counter) == [False, True, True]
+    listing = '{"days":[{"day":1},{"day":2},{"day":3},{"day":4},{"day":5},{"day":6},{"day":7}]}'
+    chosen = [(f'{{"url":"https://api.example.com/v1/forecast?city=Porto&days={d}"}}', listing) for d in (5, 4, 7)]
+    assert steered(chosen) == [False, False, False]
+
+
+def test_a_url_the_result_did_not_name_or_a_question_in_its_words_is_not_steered():
+    pages = [(f'{{"url":"https://docs.example.com/guide/{p}"}}', "Guide text about tokens and sessions.") for p in ("intro", "setup", "tokens")]
+    assert steered(pages) == [False, False, False]  # "tokens" is a word of the result, but "guide/tokens" came from the model's plan
+    questions = [('{"query":"token refresh"}', "Sessions expire; refresh tokens rotate hourly."), ('{"query":"refresh tokens rotate"}', "x")]
+    assert steered(questions) == [False, False]
+
+
+def test_a_url_added_with_the_cursor_the_result_named_is_steered():
+    calls = [('{"q":"auth"}', "3 items. next: c_9f2kq81"), ('{"q":"auth","url":"https://api.example.com/v1/items?cursor=c_9f2kq81"}', "x")]
+    assert steered(calls) == [False, True]
+    unnamed = [('{"q":"auth"}', "3 items."), ('{"q":"auth","url":"https://api.example.com/v1/items?cursor=c_9f2kq81"}', "x")]
+    assert steered(unnamed) == [False, False]
+
+
+def test_a_small_number_found_in_a_listing_is_not_a_copied_offset():
+    # Forecasts of 5, 4 then 7 days: every day number is in the previous listing, but the model chose them.
+    listing = '{"days":[{"day":1},{"day":2},{"day":3},{"day":4},{"day":5},{"day":6},{"day":7}]}'
+    calls = [(f'{{"city":"Porto","days":{d}}}', listing) for d in (5, 4, 7)]
+    assert steered(calls) == [False, False, False]

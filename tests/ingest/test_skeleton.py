@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from tokaudit.ingest.skeleton import MAX_SKELETON_CHARS, args_skeleton
+from tokaudit.ingest.skeleton import MAX_ARG_TOKEN_CHARS, MAX_ARG_VALUE_CHARS, MAX_SKELETON_CHARS, args_skeleton, args_values
 
 
 @pytest.mark.parametrize(
@@ -41,3 +43,13 @@ def test_secrets_and_big_payloads_do_not_survive():
 
 def test_escaped_quotes_inside_strings():
     assert args_skeleton(r'{"cmd":"echo \"hello world, this is long enough\"","n":3}') == '{"cmd":"<s64>","n":<n>}'
+
+
+def test_argument_values_keep_a_urls_query_string_and_cut_text_short():
+    url = "https://api.example.com/v1/items?fields=id,title,body&sort=updated&q=auth&cursor=c_9f2kq81&limit=50"
+    text = "def handler(event):\n    return process(event) " * 4
+    kept_url, kept_text = args_values(json.dumps({"url": url, "code": text}))
+    assert kept_url == url and len(url) > MAX_ARG_VALUE_CHARS
+    assert kept_text == text[:MAX_ARG_VALUE_CHARS]
+    blob = "x" * 1000  # a value without spaces is still bounded
+    assert args_values(json.dumps({"b": blob})) == ["x" * MAX_ARG_TOKEN_CHARS]

@@ -299,12 +299,27 @@ NARRATION_PATTERN = "\\S+\\s+\\S+\\s+\\S+\\s+\\S"
 _COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6 AND tool_key LIKE '%/%'
                  AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false)"""
 
+# The words, numbers and ids of a value without spaces (a URL, a path, a query string). A value of an
+# MCP call whose new tokens (one to three) include evidence (``_TOKEN_EVIDENCE``) and no other id or
+# number — the rest as it was, new words aside (the parameter's name) — carries a cursor or counter the
+# server chose (…/items?cursor=c_77ab10z&limit=50). Words alone are not enough: a docs page named
+# after a word of the last page is the model's own choice.
+_TOKENS = "list_filter(string_split_regex({v}, '[^A-Za-z0-9_-]+'), lambda x: x != '')"
+# A new token is evidence when it is an id (digits, four characters or more) the result named, a number
+# of three digits or more the result named, or the number one above a token of the value before
+# ("…?chunk=3" → "…?chunk=4": a page counter inside a URL).
+_TOKEN_EVIDENCE = """((length(x) >= 4 AND regexp_matches(x, '[0-9]') AND contains({excerpt}, x))
+    OR (regexp_full_match(x, '[0-9]{{1,18}}') AND ((length(x) >= 3 AND regexp_matches({excerpt}, '(^|[^0-9])' || x || '($|[^0-9])'))
+                                                 OR list_contains({prev_tokens}, CAST(TRY_CAST(x AS BIGINT) - 1 AS VARCHAR)))))"""
+
 # A call is *steered* when every argument value that changed since the previous call of the same
 # tool and argument shape (the same keys) went up by one or by the step it went up before (a
 # counter, page or offset; numbers inside text are not counters — "f3.py" → "f4.py" is a batch over
 # numbered files), was copied as a token from that call's result (a cursor, an id, a scope the
 # result named; a number or numbered value — only its numbers changed — that the result named as a
-# whole number: an offset the server chose, "next_offset=289", or "part 4") or — when it looks like an
+# whole number of three digits or more — a day or count below 100 is in any listing — an offset the
+# server chose, "next_offset=289", or "part 4"; for an MCP call, the ids
+# or numbers that changed inside a URL or path, ``_TOKENS``) or — when it looks like an
 # id or path, not a word, and goes to an MCP tool — from the result just before (two tools handing each
 # other tokens; text with spaces copied into an edit is editing), or
 # restores a long JSON value (one cut at the stored length) sent the call before (a REPAIR resend;
@@ -323,8 +338,14 @@ _STEERED_RULE = """
     {prev} IS NOT NULL AND args_values IS NOT NULL AND len(args_values) >= len({prev})
     AND args_values != {prev}
     AND list_sum(list_transform(range(1, len(args_values) + 1), lambda i: CASE
-        WHEN i > len({prev}) THEN CASE WHEN length(args_values[i]) >= 4 AND {copied} THEN 1 WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
-                                      ELSE -64 END
+        WHEN i > len({prev}) THEN CASE
+            WHEN length(args_values[i]) >= 4 AND {copied} THEN 1
+            -- An added URL or path of an MCP call carrying an id (digits, six characters or more) the result named.
+            WHEN tool_key LIKE '%/%' AND NOT regexp_matches(args_values[i], '\\s')
+                 AND coalesce(list_bool_or(list_transform({tokens}, lambda x: length(x) >= 6 AND regexp_matches(x, '[0-9]')
+                                                                          AND contains({excerpt}, x))), false) THEN 1
+            WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
+            ELSE -64 END
         WHEN args_values[i] = {prev}[i] THEN 0
         WHEN regexp_full_match(args_values[i], '-?[0-9]+([.][0-9]+)?')  -- parse only what can be a number
              AND coalesce(TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE) = 1
@@ -333,14 +354,25 @@ _STEERED_RULE = """
                               = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN 1
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
              AND {copied} THEN 1
-        WHEN length(args_values[i]) >= 2 AND regexp_matches(args_values[i], '[0-9]')
+        WHEN regexp_matches(args_values[i], '[0-9]') AND (length(args_values[i]) >= 3 OR regexp_matches(args_values[i], '[^0-9]'))
              AND regexp_replace(args_values[i], '[0-9]+', '#', 'g') = regexp_replace({prev}[i], '[0-9]+', '#', 'g')
              AND coalesce(regexp_matches({excerpt}, '(^|[^0-9])' || regexp_escape(args_values[i]) || '($|[^0-9])'), false) THEN 1
+        WHEN tool_key LIKE '%/%' AND NOT regexp_matches(args_values[i], '\\s')
+             AND coalesce(len({tokens}) >= 2 AND len(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x))) BETWEEN 1 AND 3
+                          AND list_bool_or(list_transform(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x)),
+                                                          lambda x: {token_evidence}))
+                          AND list_bool_and(list_transform(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x)),
+                                                           lambda x: NOT regexp_matches(x, '[0-9]') OR {token_evidence})), false)
+             THEN 1
         WHEN length(args_values[i]) >= {long} AND args_skeleton LIKE '{{%' AND coalesce(args_values[i] = {prev2}[i], false) THEN 1
         WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
         ELSE -64
     END)) > 0
-""".replace("{copied}", _COPIED).replace("{PROSE}", PROSE_PATTERN)
+""".replace("{copied}", _COPIED).replace("{PROSE}", PROSE_PATTERN).replace("{token_evidence}", _TOKEN_EVIDENCE).replace(
+    "{tokens}", _TOKENS.format(v="args_values[i]")
+).replace(
+    "{prev_tokens}", _TOKENS.format(v="{prev}[i]")
+)
 
 # The keys of a call's arguments, from its skeleton: calls of one tool asking different kinds of
 # question (other keys) are compared separately.

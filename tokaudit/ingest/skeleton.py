@@ -77,6 +77,17 @@ def _mask(text: str) -> str:
 
 MAX_ARG_VALUES = 32
 MAX_ARG_VALUE_CHARS = 64
+# A value without spaces (a URL, a path, a token) keeps more: a cursor or page number sits at the end
+# of a URL's query string. Text (code, an edit, a shell command) keeps the first 64 characters.
+MAX_ARG_TOKEN_CHARS = 128
+_SPACE = re.compile(r"\s")
+
+
+def _cut(value: str) -> str:
+    if len(value) <= MAX_ARG_VALUE_CHARS:
+        return value
+    head = value[:MAX_ARG_TOKEN_CHARS]
+    return value[:MAX_ARG_VALUE_CHARS] if _SPACE.search(head) else head
 
 _DECODER = msgspec.json.Decoder()
 
@@ -87,7 +98,8 @@ def _as_text(data: bytes) -> str:
 
 
 def args_values(raw: bytes | str) -> list[str]:
-    """The string and number values of a call's JSON arguments, in order, each cut to 64 characters.
+    """The string and number values of a call's JSON arguments, in order, each cut to 64 characters
+    (128 for a value without spaces: a URL keeps its query string).
 
     Analysis compares them slot by slot with the previous call of the same tool
     to tell a server-steered chain — a counter that goes up, a cursor or scope
@@ -123,7 +135,7 @@ def args_values(raw: bytes | str) -> list[str]:
         elif isinstance(value, list):
             stack.extend(reversed([(key, v) for v in value]))
         elif isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-            found.append((key, (value if isinstance(value, str) else str(value))[:MAX_ARG_VALUE_CHARS]))
+            found.append((key, _cut(value) if isinstance(value, str) else str(value)[:MAX_ARG_VALUE_CHARS]))
     # One scan of what is kept (keys and cut values, not the whole argument — a file's content can be
     # long) decides whether anything needs redacting; most arguments hold no credential literal at all.
     if not may_hold_secret(" ".join(f"{k} {v}" for k, v in found)):
