@@ -389,12 +389,17 @@ def test_cursor_drip_feeds_the_payload_in_tiny_pieces_behind_an_opaque_cursor():
         calls = attack_calls(gen)
         assert len(calls) == k["chain_length"]
         arg = k["arg_name"]
+        if k["cursor_in_url"]:  # the cursor rides in the URL's query string, as the previous result named it
+            cursors = [dict(p.split("=") for p in a["url"].split("?")[1].split("&")).get(arg) for _, a, _ in calls]
+            assert cursors[0] is None and all(c in text for c, (_, _, text) in zip(cursors[1:], calls))
+            calls = [(n, {**{key: v for key, v in a.items() if key != "url"}, **({arg: c} if c else {})}, t) for (n, a, t), c in zip(calls, cursors)]
         assert arg not in calls[0][1] and all(arg in a for _, a, _ in calls[1:])
         assert len({json.dumps({key: v for key, v in a.items() if key not in (arg, "explanation")}, sort_keys=True) for _, a, _ in calls}) == 1
         assert len({a[arg] for _, a, _ in calls[1:]}) == len(calls) - 1  # a new opaque cursor every time
         if k["chain_length"] >= 10:
             sizes = [len(text) for _, _, text in calls]
             assert max(sizes) < 2500 + k["boilerplate_tokens"] * 8
+    assert {g.label["knobs"]["cursor_in_url"] for g in sessions_of("cursor_drip", 20)} == {False, True}
 
 
 def test_narrated_sessions_explain_every_mcp_call_in_new_words():

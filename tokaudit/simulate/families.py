@@ -647,7 +647,18 @@ def _maybe_json(text: str) -> Any:
 def _cursor_knobs(r: random.Random) -> dict[str, Any]:
     k = _attack_knobs(r, "cursor", unused=("json_envelope",))
     k.update(boilerplate_tokens=pick(r, (0, 80, 200, 400)), arg_name=pick(r, LEXICON_FREE_CURSOR_ARGS if k["stealth"] == 4 else CURSOR_ARGS))
+    # A REST-style tool takes a URL: the model puts the cursor the result named into its query string.
+    # Drawn last, so adding it left every other knob of the corpus as it was.
+    k["cursor_in_url"] = r.random() < 0.2
     return k
+
+
+def _cursor_args(sc: Scenario, task: Task, k: dict[str, Any], cursor: str | None) -> dict[str, Any]:
+    """The cursor-drip call's arguments: the cursor as an argument of its own, or in the URL's query string."""
+    if not k.get("cursor_in_url"):
+        return {**task.args, k["arg_name"]: cursor} if cursor else dict(task.args)
+    query = f"{k['arg_name']}={cursor}&limit=50" if cursor else "limit=50"
+    return {**task.args, "url": f"https://{sc.server}.example.com/v1/{sc.tool}?{query}"}
 
 
 def build_cursor(sim: Sim, streams: Streams, k: dict[str, Any], attack: bool) -> dict[str, Any]:
@@ -676,7 +687,7 @@ def build_cursor(sim: Sim, streams: Streams, k: dict[str, Any], attack: bool) ->
         sim.phase = "attack"
         for t in range(1, T + 1):
             last = t == T
-            args = {**task.args, arg: cursor} if cursor else dict(task.args)
+            args = _cursor_args(sc, task, k, cursor)
             cursor = None if last else opaque(rng, 32)
             if "keys" in tmpl:
                 items_key, more_key, cur_key = tmpl["keys"]
