@@ -60,18 +60,33 @@ def detect(context: Context, params: Params) -> list[Finding]:
 
 def _find_cycles(context: Context, t: pl.DataFrame, params: Params, findings: list[Finding], seen: dict[str, list[tuple[int, int]]]) -> None:
     """Append to ``findings`` the cycles in ``t`` (calls in session order) overlapping none in ``seen`` (turn ranges per session)."""
+    # The calls are in session order: a plain shift within the same session is "k calls back".
+    narration = t["unnarrated_hashes"].list.len().max() or 0
+
+    def back(column: str, k: int) -> pl.Expr:
+        return pl.when(pl.col("session_id") == pl.col("session_id").shift(k)).then(pl.col(column).shift(k))
+
     for period in (2, 3):
-        matches = (pl.col("tool_key") == pl.col("tool_key").shift(period).over("session_id")).fill_null(False)
+        matches = (pl.col("tool_key") == back("tool_key", period)).fill_null(False)
         # The same call again: the same values, or the same but for one sentence (a narration of the
         # call; an edit changing its old and new text is new work).
-        same = pl.col("_sig") == pl.col("_sig").shift(period).over("session_id")
-        narrated = pl.col("unnarrated_hashes").list.set_intersection(pl.col("unnarrated_hashes").shift(period).over("session_id")).list.len() > 0
-        repeats = same.fill_null(False) | narrated.fill_null(False)
+        repeats = (pl.col("_sig") == back("_sig", period)).fill_null(False)
+        if narration:
+            narrated = pl.col("unnarrated_hashes").list.set_intersection(back("unnarrated_hashes", period)).list.len() > 0
+            repeats = repeats | narrated.fill_null(False)
         # Cycling calls must not all be one tool (that is a chain, D3/D4's business).
-        varied = (pl.col("tool_key") != pl.col("tool_key").shift(1).over("session_id")).fill_null(False)
+        varied = (pl.col("tool_key") != back("tool_key", 1)).fill_null(False)
         c = t.with_columns(matches.alias("_m"), varied.alias("_v"), repeats.alias("_r"))
-        c = c.with_columns((~pl.col("_m")).cum_sum().over("session_id").alias("_stretch"))
-        stretches = c.filter(pl.col("_m")).group_by("session_id", "_stretch").agg(
+        # A stretch starts at every call that does not match (a session's first calls never do).
+        c = c.with_columns((~pl.col("_m")).cum_sum().alias("_stretch"))
+        matched = c.filter(pl.col("_m"))
+        # Most stretches are too short or not repeats: drop them on two cheap columns before the full totals.
+        long_enough = (
+            matched.group_by("_stretch")
+            .agg(pl.len().alias("_n"), pl.col("_r").mean().alias("_rs"))
+            .filter((pl.col("_n") >= period * (params.min_repetitions - 1)) & (pl.col("_rs") >= params.min_repeat_share))
+        )
+        stretches = matched.join(long_enough.select("_stretch"), on="_stretch", how="semi").group_by("session_id", "_stretch").agg(
             pl.len().alias("matched"),
             pl.col("_v").mean().alias("varied_share"),
             pl.col("_r").mean().alias("repeat_share"),
