@@ -355,9 +355,12 @@ _STEERED_RULE = """
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
              AND {copied} THEN 1
         WHEN regexp_matches(args_values[i], '[0-9]') AND (length(args_values[i]) >= 3 OR regexp_matches(args_values[i], '[^0-9]'))
+             AND translate(args_values[i], '0123456789', '') = translate({prev}[i], '0123456789', '')  -- cheap, then exact
              AND regexp_replace(args_values[i], '[0-9]+', '#', 'g') = regexp_replace({prev}[i], '[0-9]+', '#', 'g')
              AND coalesce(regexp_matches({excerpt}, '(^|[^0-9])' || regexp_escape(args_values[i]) || '($|[^0-9])'), false) THEN 1
         WHEN tool_key LIKE '%/%' AND NOT regexp_matches(args_values[i], '\\s')
+             -- A few tokens changed, the rest kept: the two values start or end alike (a cheap test first).
+             AND (left(args_values[i], 8) = left({prev}[i], 8) OR right(args_values[i], 8) = right({prev}[i], 8))
              AND coalesce(len({tokens}) >= 2 AND len(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x))) BETWEEN 1 AND 3
                           AND list_bool_or(list_transform(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x)),
                                                           lambda x: {token_evidence}))
