@@ -38,7 +38,8 @@ class Params:
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
-    tools = context.tools.join(
+    # Only runs long enough can fire: drop the rest before the join with the requests.
+    tools = context.tools.filter(pl.col("run_len") >= params.min_calls).join(
         context.frames.calls.select("session_id", "turn", "output_tokens"), on=["session_id", "turn"], how="left"
     ).with_columns(
         # No request behind the call (an aggregate-only log): the share of output is unknown, not 100 %.

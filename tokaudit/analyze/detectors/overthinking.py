@@ -47,14 +47,11 @@ class Params:
 def detect(context: Context, params: Params) -> list[Finding]:
     if context.tools.is_empty():
         return []
-    args_per_turn = context.tools.group_by("session_id", "turn").agg(pl.col("args_tokens").sum().alias("_args"))
-    # The tool whose result the request read: the last call of the turn before it.
-    fed = (
-        context.tools.sort("session_id", "call_idx")
-        .group_by("session_id", "turn")
-        .agg(pl.col("tool_key").last().alias("_fed_by"))
-        .with_columns(pl.col("turn") + 1)
-    )
+    # Per turn: the arguments its request wrote, and the tool whose result the next request read (the
+    # turn's last call; context.tools is in call order, which group_by keeps within each group).
+    per_turn = context.tools.group_by("session_id", "turn").agg(pl.col("args_tokens").sum().alias("_args"), pl.col("tool_key").last().alias("_fed_by"))
+    args_per_turn = per_turn.select("session_id", "turn", "_args")
+    fed = per_turn.select("session_id", pl.col("turn") + 1, "_fed_by")
     calls = context.frames.calls.filter(~pl.col("is_aggregate")).join(args_per_turn, on=["session_id", "turn"], how="left")
     calls = calls.join(fed, on=["session_id", "turn"], how="inner").with_columns(
         pl.coalesce(pl.col("reasoning_tokens"), pl.max_horizontal(pl.lit(0), pl.col("output_tokens") - pl.col("_args").fill_null(0))).alias("_think")

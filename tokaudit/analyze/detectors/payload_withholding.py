@@ -29,11 +29,12 @@ class Params:
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
-    t = context.tools.filter(pl.col("run_id").is_not_null() & (pl.col("run_pos") > 0))
+    t = context.tools.filter(pl.col("run_id").is_not_null() & (pl.col("run_pos") > 0) & (pl.col("run_len") >= params.min_len))
     if t.is_empty():
         return []
     # Results after the first call of the run (the first is always new), up to the first high-novelty one.
-    t = t.with_columns((pl.col("novelty").fill_null(0) >= params.high_novelty).cum_sum().over("session_id", "run_id").alias("_after"))
+    # (Run ids are unique across sessions.)
+    t = t.with_columns((pl.col("novelty").fill_null(0) >= params.high_novelty).cum_sum().over("run_id").alias("_after"))
     before = t.filter((pl.col("_after") == 0) | ((pl.col("_after") == 1) & (pl.col("novelty").fill_null(0) >= params.high_novelty)))
     stats = before.group_by("session_id", "run_id").agg(
         pl.col("result_tokens").filter(pl.col("novelty").fill_null(0) < params.low_novelty).sum().alias("withheld"),
