@@ -35,23 +35,25 @@ SIG_COLUMNS = [f"sig{i}" for i in range(SIG_BINS)]
 
 def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
     t = tools.sort("session_id", "tool_key", "call_idx")
+    # One integer per (session, tool) stretch of the sorted frame: "k calls back, same tool" compares ints.
+    t = t.with_columns(pl.struct("session_id", "tool_key").rle_id().alias("_st"))
     best = pl.lit(0.0)
     for k in range(1, lookback + 1):
-        same_tool = (pl.col("session_id") == pl.col("session_id").shift(k)) & (pl.col("tool_key") == pl.col("tool_key").shift(k))
+        same_tool = pl.col("_st") == pl.col("_st").shift(k)
         equal_bins = pl.sum_horizontal([(pl.col(c) == pl.col(c).shift(k)).cast(pl.Int8) for c in SIG_COLUMNS])
         valid = same_tool & pl.col("has_result").shift(k) & pl.col(SIG_COLUMNS[0]).shift(k).is_not_null()
         best = pl.max_horizontal(best, pl.when(valid).then(equal_bins / SIG_BINS).otherwise(0.0))
     novelty = pl.when(pl.col("has_result") & pl.col(SIG_COLUMNS[0]).is_not_null()).then(1.0 - best)
     t = t.with_columns(novelty.alias("novelty"))
-    return _steer_chains(t).sort("session_id", "call_idx")
+    return _steer_chains(t).drop("_st").sort("session_id", "call_idx")
 
 
-def _steer_chains(tools: pl.DataFrame) -> pl.DataFrame:
-    """Number the steered chains: per session and tool, in call order."""
-    t = tools.sort("session_id", "tool_key", "call_idx")
+def _steer_chains(t: pl.DataFrame) -> pl.DataFrame:
+    """Number the steered chains: per session and tool, in call order (``t`` is sorted so; ``_st``
+    numbers its (session, tool) stretches)."""
 
     def unsteered(k: int) -> pl.Expr:
-        same = (pl.col("session_id") == pl.col("session_id").shift(k)) & (pl.col("tool_key") == pl.col("tool_key").shift(k))
+        same = pl.col("_st") == pl.col("_st").shift(k)
         return pl.when(same).then(~pl.col("steered").shift(k)).otherwise(True)
 
     # Three unsteered calls in a row start a chain (the first call of a tool is never steered), so a
