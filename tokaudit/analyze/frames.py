@@ -467,21 +467,25 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
 
 
 def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
-    """The turn (and model) of the request that asked for each call; without one, the latest request before it."""
-    by_key = calls.select("call_hash", "turn", "model").unique("call_hash")
+    """The turn (and model) of the request that asked for each call; without one, the latest request before it.
+    ``request_hash`` is that request's ``call_hash`` (an integer key into ``calls``; null when none)."""
+    by_key = calls.select("call_hash", "turn", "model", pl.col("call_hash").alias("request_hash")).unique("call_hash")
     tools = tools.join(by_key, on="call_hash", how="left")
     missing = tools.filter(pl.col("turn").is_null() & pl.col("ts_utc").is_not_null())
     if not missing.is_empty():
-        timeline = calls.filter(pl.col("ts_utc").is_not_null()).select("session_id", pl.col("ts_utc").alias("_t"), "turn", "model").sort("_t")
+        timeline = calls.filter(pl.col("ts_utc").is_not_null()).select(
+            "session_id", pl.col("ts_utc").alias("_t"), "turn", "model", pl.col("call_hash").alias("_request")
+        ).sort("_t")
         found = (
             missing.select("session_id", "tool_call_id", pl.col("ts_utc").alias("_t"))
             .sort("_t")
             .join_asof(timeline, on="_t", by="session_id", strategy="backward", check_sortedness=False)
-            .select("session_id", "tool_call_id", pl.col("turn").alias("_turn"), pl.col("model").alias("_model"))
+            .select("session_id", "tool_call_id", pl.col("turn").alias("_turn"), pl.col("model").alias("_model"), "_request")
         )
         tools = tools.join(found, on=["session_id", "tool_call_id"], how="left").with_columns(
-            pl.coalesce(pl.col("turn"), pl.col("_turn")).alias("turn"), pl.coalesce(pl.col("model"), pl.col("_model")).alias("model")
-        ).drop("_turn", "_model")
+            pl.coalesce(pl.col("turn"), pl.col("_turn")).alias("turn"), pl.coalesce(pl.col("model"), pl.col("_model")).alias("model"),
+            pl.coalesce(pl.col("request_hash"), pl.col("_request")).alias("request_hash"),
+        ).drop("_turn", "_model", "_request")
     return tools.with_columns(pl.col("turn").fill_null(-1)).sort("session_id", "call_idx")
 
 
