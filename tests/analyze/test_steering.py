@@ -182,3 +182,11 @@ def test_a_small_number_found_in_a_listing_is_not_a_copied_offset():
     listing = '{"days":[{"day":1},{"day":2},{"day":3},{"day":4},{"day":5},{"day":6},{"day":7}]}'
     calls = [(f'{{"city":"Porto","days":{d}}}', listing) for d in (5, 4, 7)]
     assert steered(calls) == [False, False, False]
+
+
+def test_the_agents_own_editor_viewing_line_numbers_it_was_shown_is_not_steered():
+    view = "Here's the result of running `cat -n`:\n   100\tfn parse() {\n   102\t}\n   104\tfn main() {\n   110\t}"
+    calls = [('{"command":"view","path":"/w/a.pony","view_range":[90,110]}', view),
+             ('{"command":"view","path":"/w/a.pony","view_range":[100,102]}', view),
+             ('{"command":"view","path":"/w/a.pony","view_range":[104,110]}', view)]
+    assert steered_tools([("str_replace_editor", a, r) for a, r in calls]) == [False, False, False]

@@ -316,9 +316,10 @@ _TOKEN_EVIDENCE = """((length(x) >= 4 AND regexp_matches(x, '[0-9]') AND contain
 # tool and argument shape (the same keys) went up by one or by the step it went up before (a
 # counter, page or offset; numbers inside text are not counters — "f3.py" → "f4.py" is a batch over
 # numbered files), was copied as a token from that call's result (a cursor, an id, a scope the
-# result named; a number or numbered value — only its numbers changed — that the result named as a
-# whole number of three digits or more — a day or count below 100 is in any listing — an offset the
-# server chose, "next_offset=289", or "part 4"; for an MCP call, the ids
+# result named; for an MCP call, a number or numbered value — only its numbers changed — that the
+# result named as a whole number of three digits or more — a day or count below 100 is in any listing —
+# an offset the server chose, "next_offset=289", or "part 4" (an editor's view range copied from the
+# line numbers it showed is the model's own reading); for an MCP call, the ids
 # or numbers that changed inside a URL or path, ``_TOKENS``) or — when it looks like an
 # id or path, not a word, and goes to an MCP tool — from the result just before (two tools handing each
 # other tokens; text with spaces copied into an edit is editing), or
@@ -354,7 +355,7 @@ _STEERED_RULE = """
                               = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN 1
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
              AND {copied} THEN 1
-        WHEN regexp_matches(args_values[i], '[0-9]') AND (length(args_values[i]) >= 3 OR regexp_matches(args_values[i], '[^0-9]'))
+        WHEN tool_key LIKE '%/%' AND regexp_matches(args_values[i], '[0-9]') AND (length(args_values[i]) >= 3 OR regexp_matches(args_values[i], '[^0-9]'))
              AND translate(args_values[i], '0123456789', '') = translate({prev}[i], '0123456789', '')  -- cheap, then exact
              AND regexp_replace(args_values[i], '[0-9]+', '#', 'g') = regexp_replace({prev}[i], '[0-9]+', '#', 'g')
              AND coalesce(regexp_matches({excerpt}, '(^|[^0-9])' || regexp_escape(args_values[i]) || '($|[^0-9])'), false) THEN 1
