@@ -355,18 +355,21 @@ _STEERED_RULE = """
                               = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN 1
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
              AND {copied} THEN 1
-        WHEN tool_key LIKE '%/%' AND regexp_matches(args_values[i], '[0-9]') AND (length(args_values[i]) >= 3 OR regexp_matches(args_values[i], '[^0-9]'))
+        WHEN tool_key LIKE '%/%' AND contains({excerpt}, args_values[i])  -- cheap, and needed by the exact test below
+             AND regexp_matches(args_values[i], '[0-9]') AND (length(args_values[i]) >= 3 OR regexp_matches(args_values[i], '[^0-9]'))
              AND translate(args_values[i], '0123456789', '') = translate({prev}[i], '0123456789', '')  -- cheap, then exact
              AND regexp_replace(args_values[i], '[0-9]+', '#', 'g') = regexp_replace({prev}[i], '[0-9]+', '#', 'g')
              AND coalesce(regexp_matches({excerpt}, '(^|[^0-9])' || regexp_escape(args_values[i]) || '($|[^0-9])'), false) THEN 1
         WHEN tool_key LIKE '%/%' AND NOT regexp_matches(args_values[i], '\\s')
              -- A few tokens changed, the rest kept: the two values start or end alike (a cheap test first).
-             AND (left(args_values[i], 8) = left({prev}[i], 8) OR right(args_values[i], 8) = right({prev}[i], 8))
-             AND coalesce(len({tokens}) >= 2 AND len(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x))) BETWEEN 1 AND 3
+             -- (A CASE, not AND: DuckDB evaluates every operand of an AND inside a lambda.)
+             AND CASE WHEN left(args_values[i], 8) = left({prev}[i], 8) OR right(args_values[i], 8) = right({prev}[i], 8) THEN
+                 coalesce(len({tokens}) >= 2 AND len(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x))) BETWEEN 1 AND 3
                           AND list_bool_or(list_transform(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x)),
                                                           lambda x: {token_evidence}))
                           AND list_bool_and(list_transform(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x)),
                                                            lambda x: NOT regexp_matches(x, '[0-9]') OR {token_evidence})), false)
+                 ELSE false END
              THEN 1
         WHEN length(args_values[i]) >= {long} AND args_skeleton LIKE '{{%' AND coalesce(args_values[i] = {prev2}[i], false) THEN 1
         WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
