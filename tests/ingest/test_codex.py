@@ -142,3 +142,7 @@ def test_pre_envelope_rollouts_give_sessions_and_tool_calls_but_no_usage():
     assert (call["tool_name"], call["is_error"], call["ts_utc"]) == ("shell", False, None)
     assert r.skipped == {"legacy-state-record": 1, "type:message": 1}
     assert r.lines_read == 5 and not r.problems
+
+
+def test_sniffing_a_line_whose_type_is_an_object_does_not_crash():
+    assert codex.sniff([{"type": {"x": 1}, "payload": {}, "timestamp": "2026-01-01T00:00:00Z"}]) is False

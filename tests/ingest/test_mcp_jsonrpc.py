@@ -405,3 +405,9 @@ def test_sniff_prefix_recognises_an_overlong_first_line():
     assert mcp_jsonrpc.sniff_prefix(b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"aaaa')
     assert mcp_jsonrpc.sniff_prefix(b'{"timestamp":"2026-03-01T10:00:00Z","direction":"server_to_client","server":"x","message":{')
     assert not mcp_jsonrpc.sniff_prefix(b'{"timestamp":"2026-03-01T10:00:00Z","type":"response_item","payload":{')
+
+
+def test_a_content_block_whose_type_is_not_a_string_counts_as_other():
+    # Found by the fuzz test: a hostile server can put any JSON where the block type belongs.
+    size, types, _, _ = mcp_jsonrpc.result_payload({"content": [{"type": {"uri": "file:///a"}, "text": "abc"}, {"type": ["text"]}]})
+    assert types == "other" and size > 0  # its bytes still reach the model

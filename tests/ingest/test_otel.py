@@ -643,3 +643,8 @@ def test_fixture_totals_through_a_full_ingest(store, tmp_path):
     # Re-ingesting changes nothing.
     again = ingest_paths(store, [FIXTURES / "otel", copy], workers=1)
     assert again.files_unchanged == len(OTEL_FILES) + 1
+
+
+def test_an_array_where_the_request_type_belongs_does_not_stop_the_role_rule():
+    assert otel._role({"llm.request.type": ["chat", "x"]}, True) == "c"  # GenAI, but not an inference
+    assert otel._role({"llm.request.type": "chat"}, True) == "i"

@@ -161,7 +161,7 @@ def sniff(head: list[Any]) -> bool:
     for obj in head:
         if not isinstance(obj, dict):
             return False
-        if obj.get("type") in LINE_TYPES and "payload" in obj and "timestamp" in obj:
+        if isinstance(obj.get("type"), str) and obj["type"] in LINE_TYPES and "payload" in obj and "timestamp" in obj:
             return True
         if obj.get("record_type") == "state":
             return True

@@ -322,7 +322,7 @@ def result_payload(result: dict[str, Any]) -> tuple[int, str, bytes, str | None]
     blocks = content if isinstance(content, list) else []
     for block in blocks:
         kind = block.get("type") if isinstance(block, dict) else None
-        kind = kind if kind in CONTENT_TYPES else "other"
+        kind = kind if isinstance(kind, str) and kind in CONTENT_TYPES else "other"  # a hostile "type" may be any JSON
         types.add(kind)
         if kind == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])

@@ -630,6 +630,7 @@ def _role(attrs: dict[str, Any], genai: bool) -> str | None:
     if op == "execute_tool" or kind == "tool" or mcp_method == "tools/call":
         return "t"
     request_type = attrs.get("llm.request.type")
+    request_type = request_type if isinstance(request_type, str) else None  # an attribute may be an array
     if op in _INFERENCE_OPS or kind in _INFERENCE_KINDS or request_type in _LLM_REQUEST_TYPES:
         return "i"
     if _has_usage(attrs):
