@@ -313,20 +313,23 @@ _TOKEN_EVIDENCE = """((length(x) >= 4 AND regexp_matches(x, '[0-9]') AND contain
                                                  OR list_contains({prev_tokens}, CAST(TRY_CAST(x AS BIGINT) - 1 AS VARCHAR)))))"""
 
 # A call is *steered* when every argument value that changed since the previous call of the same
-# tool and argument shape (the same keys) went up by one or by the step it went up before (a
-# counter, page or offset; numbers inside text are not counters — "f3.py" → "f4.py" is a batch over
-# numbered files), was copied as a token from that call's result (a cursor, an id, a scope the
-# result named; for an MCP call, a number or numbered value — only its numbers changed — that the
-# result named as a whole number of three digits or more — a day or count below 100 is in any listing —
-# an offset the server chose, "next_offset=289", or "part 4" (an editor's view range copied from the
-# line numbers it showed is the model's own reading); for an MCP call, the ids
-# or numbers that changed inside a URL or path, ``_TOKENS``) or — when it looks like an
-# id or path, not a word, and goes to an MCP tool — from the result just before (two tools handing each
-# other tokens; text with spaces copied into an edit is editing), or
-# restores a long JSON value (one cut at the stored length) sent the call before (a REPAIR resend;
-# re-running a shell command is not one); and any value added was copied from that result (cumulative
-# restating). The server, not the task, chose what the model sent next. Batch work (values from an
-# earlier listing, ids in any order), polling (nothing changed) and new questions are not steered.
+# tool and argument shape (the same keys) is evidence that the server chose it:
+#   - it went up by one, or by the step it went up before (a counter, page or offset; numbers inside
+#     text are not counters — "f3.py" → "f4.py" is a batch over numbered files);
+#   - it was copied as a token from that call's result (a cursor, an id, a scope the result named);
+#   - for an MCP call: a number of three digits or more, or a value whose numbers alone changed, that
+#     the result named as a whole number (an offset the server chose, "next_offset=289"; "part 4") — a
+#     day or count below 100 is in any listing, and an editor's view range copied from the line
+#     numbers it showed is the model's own reading, so neither counts;
+#   - for an MCP call: the ids or numbers that changed inside a URL or path (``_TOKENS``);
+#   - for an MCP call, when it looks like an id or path, not a word: it was copied from the session's
+#     last result, whichever tool returned it (two tools handing each other tokens; text with spaces
+#     copied into an edit is editing);
+#   - it restores a long JSON value (one cut at the stored length) sent the call before (a REPAIR
+#     resend; re-running a shell command is not one);
+# and any value added was copied from that result (cumulative restating; an added URL carrying an id
+# the result named). The server, not the task, chose what the model sent next. Batch work (values
+# from an earlier listing, ids in any order), polling (nothing changed) and new questions are not steered.
 # Free text that changed or was added (words with spaces) is neutral beside such evidence: clients
 # have the model narrate each call in an argument of its own (an "explanation" or "reason" — new
 # words every time), which says nothing about who chose the counter or cursor next to it; alone,
