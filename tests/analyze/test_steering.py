@@ -190,3 +190,20 @@ def test_the_agents_own_editor_viewing_line_numbers_it_was_shown_is_not_steered(
              ('{"command":"view","path":"/w/a.pony","view_range":[100,102]}', view),
              ('{"command":"view","path":"/w/a.pony","view_range":[104,110]}', view)]
     assert steered_tools([("str_replace_editor", a, r) for a, r in calls]) == [False, False, False]
+
+
+def test_what_counts_as_an_mcp_call_is_the_callers_to_say():
+    # OpenHands logs an MCP call under its tool's bare name (no server): the caller marks it MCP.
+    cursors = ["c_9f2kq81", "c_77ab10z", "c_0p0p0p0"]
+    calls = [(f'{{"url":"https://api.example.com/v1/items?cursor={cursors[i]}&limit=50"}}', f"next: {cursors[i + 1]}") for i in range(2)]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, "
+                "result_excerpt VARCHAR, tool_kind VARCHAR)")  # fmt: skip
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [("s", "fetch_items", i, args_values(a), args_skeleton(a), r, "mcp") for i, (a, r) in enumerate(calls)])  # fmt: skip
+
+    def flags(mcp: str) -> list[bool]:
+        return [r[0] for r in con.sql(f"SELECT steered FROM ({steering_sql('t', 'call_idx', mcp=mcp)}) ORDER BY call_idx").fetchall()]
+
+    assert flags("tool_kind = 'mcp'") == [False, True]
+    assert flags("tool_key LIKE '%/%'") == [False, False]  # the default: a server in the tool's key

@@ -296,7 +296,7 @@ NARRATION_PATTERN = "\\S+\\s+\\S+\\s+\\S+\\s+\\S"
 # A value copied as a token from the result before it: that of the same tool, or — id- or path-like,
 # sent to an MCP tool — the session's last result. (The agent's own tools reading, one after another,
 # the files a search listed is batch work, not a server steering it.)
-_COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6 AND tool_key LIKE '%/%'
+_COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6 AND _mcp
                  AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false)"""
 
 # The words, numbers and ids of a value without spaces (a URL, a path, a query string). A value of an
@@ -345,7 +345,7 @@ _STEERED_RULE = """
         WHEN i > len({prev}) THEN CASE
             WHEN length(args_values[i]) >= 4 AND {copied} THEN 1
             -- An added URL or path of an MCP call carrying an id (digits, six characters or more) the result named.
-            WHEN tool_key LIKE '%/%' AND NOT regexp_matches(args_values[i], '\\s')
+            WHEN _mcp AND NOT regexp_matches(args_values[i], '\\s')
                  AND coalesce(list_bool_or(list_transform({tokens}, lambda x: length(x) >= 6 AND regexp_matches(x, '[0-9]')
                                                                           AND contains({excerpt}, x))), false) THEN 1
             WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
@@ -358,12 +358,12 @@ _STEERED_RULE = """
                               = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN 1
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
              AND {copied} THEN 1
-        WHEN tool_key LIKE '%/%' AND contains({excerpt}, args_values[i])  -- cheap, and needed by the exact test below
+        WHEN _mcp AND contains({excerpt}, args_values[i])  -- cheap, and needed by the exact test below
              AND regexp_matches(args_values[i], '[0-9]') AND (length(args_values[i]) >= 3 OR regexp_matches(args_values[i], '[^0-9]'))
              AND translate(args_values[i], '0123456789', '') = translate({prev}[i], '0123456789', '')  -- cheap, then exact
              AND regexp_replace(args_values[i], '[0-9]+', '#', 'g') = regexp_replace({prev}[i], '[0-9]+', '#', 'g')
              AND coalesce(regexp_matches({excerpt}, '(^|[^0-9])' || regexp_escape(args_values[i]) || '($|[^0-9])'), false) THEN 1
-        WHEN tool_key LIKE '%/%' AND NOT regexp_matches(args_values[i], '\\s')
+        WHEN _mcp AND NOT regexp_matches(args_values[i], '\\s')
              -- A few tokens changed, the rest kept: the two values start or end alike (a cheap test first).
              -- (A CASE, not AND: DuckDB evaluates every operand of an AND inside a lambda.)
              AND CASE WHEN left(args_values[i], 8) = left({prev}[i], 8) OR right(args_values[i], 8) = right({prev}[i], 8) THEN
@@ -398,7 +398,7 @@ METER_SQL = r"""TRY_CAST(coalesce(
     nullif(regexp_extract(result_excerpt, '([0-9]+) ?(?:/|of) ?[0-9]+', 1), '')) AS DOUBLE)"""
 
 
-def steering_sql(relation: str, order_by: str) -> str:
+def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
     """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
     result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes`` and ``steered``, calls ordered
     by ``order_by``.
@@ -406,12 +406,13 @@ def steering_sql(relation: str, order_by: str) -> str:
     A call is compared with the previous call of its tool and shape, and with the previous call of
     its tool whatever the shape (a first call without a cursor, then the same call with one). A call
     with new JSON arguments of the same keys whose result's progress meter rose (``METER_SQL``) is
-    steered too: the server paced it.
+    steered too: the server paced it. ``mcp`` (SQL over the relation's columns) tells an MCP call —
+    the calls some rules are kept to — from the agent's own tools.
     """
     same_shape = _STEERED_RULE.format(prev="_prev_values", prev2="_prev2_values", excerpt="_prev_excerpt", long=MAX_ARG_VALUE_CHARS)
     any_shape = _STEERED_RULE.format(prev="_any_values", prev2="(CAST(NULL AS VARCHAR[]))", excerpt="_any_excerpt", long=MAX_ARG_VALUE_CHARS)
     return f"""
-        WITH s AS (SELECT *, {SHAPE_SQL} AS shape_hash FROM {relation}), w AS (
+        WITH s AS (SELECT *, {SHAPE_SQL} AS shape_hash, coalesce({mcp}, false) AS _mcp FROM {relation}), w AS (
             SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
                    lag(result_excerpt) OVER same_shape AS _prev_excerpt,
                    lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt,
@@ -423,10 +424,10 @@ def steering_sql(relation: str, order_by: str) -> str:
                    same_session AS (PARTITION BY session_id ORDER BY {order_by})
         )
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
-                          _last_excerpt),
+                          _last_excerpt, _mcp),
                hash(args_values) AS values_hash,
                -- For each sentence beside other values of an MCP call, the hash of the values without it.
-               CASE WHEN len(args_values) > 1 AND tool_key LIKE '%/%' THEN list_transform(
+               CASE WHEN len(args_values) > 1 AND _mcp THEN list_transform(
                         list_filter(range(1, len(args_values) + 1), lambda j: regexp_matches(args_values[j], '{NARRATION_PATTERN}')),
                         lambda j: hash(list_transform(range(1, len(args_values) + 1), lambda i: CASE WHEN i = j THEN '' ELSE args_values[i] END)))
                     ELSE [] END AS unnarrated_hashes,
@@ -458,12 +459,13 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
                    {sig},
-                   t.args_values, t.args_skeleton, t.result_excerpt
+                   t.args_values, t.args_skeleton, t.result_excerpt, t.tool_kind = 'mcp' AS _kind_mcp
             FROM ({tool_calls_sql(window.replace("session_id", "t.session_id", 1))}) AS t
         )
         SELECT session_id, tool_call_id, call_hash, _ts AS ts_utc,
-               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt)
-        FROM ({steering_sql("t", "_ts NULLS FIRST, line_no")})
+               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt, _kind_mcp)
+        -- An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
+        FROM ({steering_sql("t", "_ts NULLS FIRST, line_no", mcp="mcp_server IS NOT NULL OR _kind_mcp")})
         ORDER BY session_id, _ts NULLS FIRST, line_no
         """,
         [CONTINUATION, DIRECTIVES, *window_params],
