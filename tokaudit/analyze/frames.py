@@ -309,8 +309,22 @@ _TOKENS = "list_filter(string_split_regex({v}, '[^A-Za-z0-9_-]+'), lambda x: x !
 # of three digits or more the result named, or the number one above a token of the value before
 # ("…?chunk=3" → "…?chunk=4": a page counter inside a URL).
 _TOKEN_EVIDENCE = """((length(x) >= 4 AND regexp_matches(x, '[0-9]') AND contains({excerpt}, x))
-    OR (regexp_full_match(x, '[0-9]{{1,18}}') AND ((length(x) >= 3 AND regexp_matches({excerpt}, '(^|[^0-9])' || x || '($|[^0-9])'))
+    OR (regexp_full_match(x, '[0-9]{{1,18}}') AND ((length(x) >= 3 AND {named:x})
                                                  OR list_contains({prev_tokens}, CAST(TRY_CAST(x AS BIGINT) - 1 AS VARCHAR)))))"""
+# The tokens of a value that the value before did not have.
+_NEW_TOKENS = "list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x))"
+
+
+def _named_whole(pattern: str) -> str:
+    """SQL: the result before names ``pattern`` (a regular expression) as a whole, not inside a longer number."""
+    return f"regexp_matches({{excerpt}}, '(^|[^0-9])' || {pattern} || '($|[^0-9])')"
+
+def _fill(sql: str, *slots: tuple[str, str]) -> str:
+    """``sql`` with each ``(slot, text)`` put in, in order."""
+    for slot, text in slots:
+        sql = sql.replace(slot, text)
+    return sql
+
 
 # A call is *steered* when every argument value that changed since the previous call of the same
 # tool and argument shape (the same keys) is evidence that the server chose it:
@@ -338,7 +352,8 @@ _TOKEN_EVIDENCE = """((length(x) >= 4 AND regexp_matches(x, '[0-9]') AND contain
 # sum is positive.
 # Values are compared slot by slot (ingest.skeleton.args_values); CASE keeps the costlier tests to
 # the values that need them.
-_STEERED_RULE = """
+_STEERED_RULE = _fill(
+    """
     {prev} IS NOT NULL AND args_values IS NOT NULL AND len(args_values) >= len({prev})
     AND args_values != {prev}
     AND list_sum(list_transform(range(1, len(args_values) + 1), lambda i: CASE
@@ -362,26 +377,30 @@ _STEERED_RULE = """
              AND regexp_matches(args_values[i], '[0-9]') AND (length(args_values[i]) >= 3 OR regexp_matches(args_values[i], '[^0-9]'))
              AND translate(args_values[i], '0123456789', '') = translate({prev}[i], '0123456789', '')  -- cheap, then exact
              AND regexp_replace(args_values[i], '[0-9]+', '#', 'g') = regexp_replace({prev}[i], '[0-9]+', '#', 'g')
-             AND coalesce(regexp_matches({excerpt}, '(^|[^0-9])' || regexp_escape(args_values[i]) || '($|[^0-9])'), false) THEN 1
+             AND coalesce({named:value}, false) THEN 1
         WHEN _mcp AND NOT regexp_matches(args_values[i], '\\s')
              -- A few tokens changed, the rest kept: the two values start or end alike (a cheap test first).
              -- (A CASE, not AND: DuckDB evaluates every operand of an AND inside a lambda.)
              AND CASE WHEN left(args_values[i], 8) = left({prev}[i], 8) OR right(args_values[i], 8) = right({prev}[i], 8) THEN
-                 coalesce(len({tokens}) >= 2 AND len(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x))) BETWEEN 1 AND 3
-                          AND list_bool_or(list_transform(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x)),
-                                                          lambda x: {token_evidence}))
-                          AND list_bool_and(list_transform(list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x)),
-                                                           lambda x: NOT regexp_matches(x, '[0-9]') OR {token_evidence})), false)
+                 coalesce(len({tokens}) >= 2 AND len({new_tokens}) BETWEEN 1 AND 3
+                          AND list_bool_or(list_transform({new_tokens}, lambda x: {token_evidence}))
+                          AND list_bool_and(list_transform({new_tokens}, lambda x: NOT regexp_matches(x, '[0-9]') OR {token_evidence})), false)
                  ELSE false END
              THEN 1
         WHEN length(args_values[i]) >= {long} AND args_skeleton LIKE '{{%' AND coalesce(args_values[i] = {prev2}[i], false) THEN 1
         WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
         ELSE -64
     END)) > 0
-""".replace("{copied}", _COPIED).replace("{PROSE}", PROSE_PATTERN).replace("{token_evidence}", _TOKEN_EVIDENCE).replace(
-    "{tokens}", _TOKENS.format(v="args_values[i]")
-).replace(
-    "{prev_tokens}", _TOKENS.format(v="{prev}[i]")
+""",
+    # In this order: a slot's SQL may hold the slots after it.
+    ("{copied}", _COPIED),
+    ("{PROSE}", PROSE_PATTERN),
+    ("{new_tokens}", _NEW_TOKENS),
+    ("{token_evidence}", _TOKEN_EVIDENCE),
+    ("{named:x}", _named_whole("x")),  # a token: digits only
+    ("{named:value}", _named_whole("regexp_escape(args_values[i])")),
+    ("{tokens}", _TOKENS.format(v="args_values[i]")),
+    ("{prev_tokens}", _TOKENS.format(v="{prev}[i]")),
 )
 
 # The keys of a call's arguments, from its skeleton: calls of one tool asking different kinds of

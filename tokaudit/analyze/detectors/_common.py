@@ -40,10 +40,8 @@ _RUN_LENGTHS = {"run_id": "run_len", "skel_run_id": "skel_run_len", "steer_chain
 def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
     """One row per run (``by`` = "run_id", "skel_run_id" or "steer_chain_id") of at least ``min_len`` calls, with its totals."""
     # Runs too short are dropped on their length (analyze.features) before the totals: most runs are.
-    length = _RUN_LENGTHS.get(by)
-    keep = pl.col(by).is_not_null() & (pl.col(length) >= min_len if length in tools.columns else True)
     return (
-        tools.filter(keep)
+        tools.filter(pl.col(by).is_not_null() & (pl.col(_RUN_LENGTHS[by]) >= min_len))
         .group_by("session_id", by)
         .agg(
             pl.len().alias("calls"),
