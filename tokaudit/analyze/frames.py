@@ -232,7 +232,7 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
 
 
 def _arrow(store: Store, sql: str, params: list) -> pl.DataFrame:
-    return pl.from_arrow(store.duck.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
+    return pl.from_arrow(store.relational.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
 
 
 def _calls(store: Store, config: Config, window: str, window_params: list, events: pl.DataFrame) -> pl.DataFrame:

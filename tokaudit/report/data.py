@@ -145,7 +145,7 @@ def _in_window(day_sql: str, window: Window) -> tuple[str, list[Any]]:
 
 
 def _arrow(store: Store, sql: str, params: list[Any]) -> pl.DataFrame:
-    return pl.from_arrow(store.duck.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
+    return pl.from_arrow(store.relational.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
 
 
 # Rates cross to polars as doubles and costs are multiplied there: on a million requests DECIMAL

@@ -18,7 +18,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
+try:
+    # The engine itself. The ``duckdb`` package re-exports it (its own docstring says so) and adds
+    # a Python layer — the relational API, Arrow scans, a version lookup through importlib.metadata —
+    # that costs ~120 ms at import, a third of a warm ``tokaudit usage``. Running SQL and fetching
+    # rows needs only the engine; ``Store.relational`` loads the rest for the commands that use it.
+    import _duckdb as duckdb
+except ImportError:  # a duckdb that ships the engine under another name
+    import duckdb
 
 from tokaudit.errors import DatabaseLockedError, DatabaseVersionError, TokauditError
 from tokaudit.store import migrate
@@ -42,6 +49,14 @@ class Store:
         self.url = url
         self.duck = duck
         self.read_only = read_only
+
+    @cached_property
+    def relational(self) -> duckdb.DuckDBPyConnection:
+        """``duck`` with the ``duckdb`` package's Python layer loaded: ``sql(...).to_arrow_table()``
+        and ``register`` of Arrow tables work only once it is (it adds them to every connection)."""
+        import duckdb as with_python_layer  # noqa: F401  (imported for its side effect)
+
+        return self.duck
 
     @cached_property
     def engine(self) -> Engine:

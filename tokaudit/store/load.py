@@ -239,7 +239,7 @@ def bump_data_version(store: Store) -> None:
 
 def _insert_table(store: Store, name: str, table: pa.Table) -> None:
     view = f"_tokaudit_load_{name}"
-    store.duck.register(view, table)
+    store.relational.register(view, table)
     try:
         store.duck.execute(f"INSERT INTO {name} BY NAME SELECT * FROM {view}")
     finally:
