@@ -51,16 +51,16 @@ CHAIN = ("near_duplicates", "continuation_loop", "argument_inflation", "payload_
 GUARDS = {"exact-repeat x3 (OpenCode)": 3, "exact-repeat x4 (OpenHands)": 4, "exact-repeat x5 (Gemini CLI)": 5}
 
 
-def build(work: Path, name: str, sessions: int, seed: int, attack_share: float) -> tuple[Path, list[dict[str, Any]]]:
+def build(work: Path, name: str, sessions: int, seed: int, attack_share: float, codex_share: float = 0.0) -> tuple[Path, list[dict[str, Any]]]:
     """Simulate a corpus (once) and ingest it into its own store."""
     corpus = work / name
     if not (corpus / "labels.json").exists():
-        summary = simulate(corpus, sessions, seed, attack_share=attack_share)
+        summary = simulate(corpus, sessions, seed, attack_share=attack_share, codex_share=codex_share)
         print(f"[eval] {name}: {summary.sessions} sessions ({summary.attacks} attacks) in {summary.seconds:.0f} s", flush=True)
     db = work / f"{name}.duckdb"
     if not db.exists():
         with open_store(str(db)) as store:
-            s = ingest_paths(store, [corpus / "projects", corpus / "mcp"])
+            s = ingest_paths(store, [p for p in (corpus / "projects", corpus / "codex", corpus / "mcp") if p.exists()])
             print(f"[eval] {name}: ingested {s.lines_read:,} lines, {s.lines_problem} problems", flush=True)
     return db, json.loads((corpus / "labels.json").read_text())["sessions"]
 
@@ -158,6 +158,7 @@ def evaluate(labels, scores, flagged_fn) -> dict[str, Any]:
         if flagged[lb["session_id"]] and hits[lb["session_id"]][1] is not None and lb["onset_turn"] is not None
     ]
     by_family, by_stealth, by_length, by_form = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
+    fmt_of = {lb["session_id"]: lb.get("agent_format", "claude-code") for lb in labels}
     for lb in attacks:
         by_family[lb["family"]].append(flagged[lb["session_id"]])
         by_stealth[lb.get("stealth")].append(flagged[lb["session_id"]])
@@ -182,6 +183,11 @@ def evaluate(labels, scores, flagged_fn) -> dict[str, Any]:
         "by_narration": {k: (rate([flagged[lb["session_id"]] for lb in attacks if bool(lb.get("narration")) == k]),
                              rate([flagged[lb["session_id"]] for lb in benign if bool(lb.get("narration")) == k]))
                          for k in (False, True)},
+        # The format the agent's side was written in (Claude Code transcript or Codex rollout).
+        "by_agent_format": {k: (rate([flagged[lb["session_id"]] for lb in attacks if fmt_of[lb["session_id"]] == k]),
+                                rate([flagged[lb["session_id"]] for lb in benign if fmt_of[lb["session_id"]] == k]),
+                                sum(fmt_of[lb["session_id"]] == k for lb in labels))
+                            for k in sorted(set(fmt_of.values()))},
     }  # fmt: skip
 
 
@@ -205,10 +211,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--test-seed", type=int, default=202)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--samples", type=Path, help="real logs to audit with the calibrated thresholds (e.g. ../shared/samples)")
+    ap.add_argument("--codex-share", type=float, default=0.0,
+                    help="share of sessions (reference and test) whose agent side is written as Codex CLI rollouts (default 0)")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    ref_db, ref_labels = build(args.work, "reference", args.ref_sessions, args.ref_seed, 0.0)
-    test_db, test_labels = build(args.work, "test", args.test_sessions, args.test_seed, args.attack_share)
+    ref_db, ref_labels = build(args.work, "reference", args.ref_sessions, args.ref_seed, 0.0, args.codex_share)
+    test_db, test_labels = build(args.work, "test", args.test_sessions, args.test_seed, args.attack_share, args.codex_share)
     with open_store(str(ref_db)) as store:
         thresholds = calibrate_thresholds(load_frames(store), fpr=0.0025)
     config = Config(detectors=thresholds)
@@ -231,7 +239,8 @@ def main(argv: list[str]) -> int:
         "",
         f"Command: `python benchmarks/eval_detectors.py --work {args.work} --ref-sessions {args.ref_sessions} "
         f"--test-sessions {args.test_sessions} --attack-share {args.attack_share} --ref-seed {args.ref_seed} --test-seed {args.test_seed}"
-        + (f" --samples {args.samples}" if args.samples else "") + (f" --out {args.out}`" if args.out else "`"),
+        + (f" --samples {args.samples}" if args.samples else "") + (f" --codex-share {args.codex_share}" if args.codex_share else "")
+        + (f" --out {args.out}`" if args.out else "`"),
         "",
         f"Reference corpus: {len(ref_labels)} benign sessions (seed {args.ref_seed}) — the only data thresholds are calibrated on. "
         f"Test corpus: {len(test_labels)} sessions (seed {args.test_seed}), {n_attack} attacks, {len(test_labels) - n_attack} benign. "
@@ -250,6 +259,8 @@ def main(argv: list[str]) -> int:
     lines += ["", "Sessions whose MCP calls each narrate the call in an argument of new words (`explanation`) and the rest:", "",
               "| MCP calls narrated | recall | test FPR |", "|---|---:|---:|"]
     lines += [f"| {'yes' if k else 'no'} | {fmt(r)} | {fmt(f)} |" for k, (r, f) in combined["by_narration"].items()]
+    lines += ["", "By the format the agent's side was written in:", "", "| agent log | sessions | recall | test FPR |", "|---|---:|---:|---:|"]
+    lines += [f"| {k} | {n} | {fmt(r)} | {fmt(f)} |" for k, (r, f, n) in combined["by_agent_format"].items()]
     lines += ["", "Counter loops and cursor drip-feeds by how the counter or cursor is sent (counter: an index +1, an offset in",
               "irregular steps the result names, or \"part N\"; cursor: an argument of its own, or in a URL's query string):", "",
               "| form | attacks | recall |", "|---|---:|---:|"]

@@ -21,7 +21,7 @@ from tokaudit.simulate.families import FAMILIES
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tokaudit.simulate", description=__doc__.split("\n\n")[1])
-    parser.add_argument("--out", required=True, type=Path, help="output folder (gets projects/, mcp/ and labels.json)")
+    parser.add_argument("--out", required=True, type=Path, help="output folder (gets projects/, mcp/, codex/ with --codex-share, and labels.json)")
     parser.add_argument("--sessions", type=int, default=100, help="number of main sessions (default 100)")
     parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
     parser.add_argument("--family", action="append", choices=sorted(FAMILIES), help="only these families (repeatable)")
@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes (default: up to 2; output does not depend on it)")
     parser.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
                         help="override a knob in every family that has it, e.g. stealth=4 or chain_length=40 (value read as JSON if it parses)")
+    parser.add_argument("--codex-share", type=float, default=0.0,
+                        help="share of sessions written as Codex CLI rollouts (codex/sessions/...) instead of Claude Code transcripts (default 0)")
     parser.add_argument("--overwrite", action="store_true", help="write into a folder that already holds a corpus")
     args = parser.parse_args(argv)
     if not 0.0 <= args.attack_share <= 1.0:
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         except json.JSONDecodeError:
             overrides[key] = value  # a bare word: a string knob such as template_family=ledger
     summary = simulate(args.out, args.sessions, args.seed, families=args.family, attack_share=args.attack_share, jobs=args.jobs,
-                       knob_overrides=overrides or None)
+                       knob_overrides=overrides or None, codex_share=args.codex_share)
     print(f"{summary.sessions} sessions ({summary.attacks} attacks), {summary.bytes_written / 1e6:.1f} MB in {summary.seconds:.1f} s -> {summary.labels_path}")
     return 0
 

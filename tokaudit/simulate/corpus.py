@@ -8,7 +8,8 @@ generated and in whatever order (each session seeds its own RNG streams from
 
 Label schema (one object per main session, in ``labels.json["sessions"]``):
 
-``session_id``            ``claude-code:<sessionId>``, as tokaudit names it
+``session_id``            ``claude-code:<sessionId>`` (``codex:<id>`` for a session written as Codex), as tokaudit names it
+``agent_format``          ``claude-code`` | ``codex``: the format the agent's side was written in
 ``session_uuid``, ``transcript``, ``subagent_transcripts``, ``mcp_transcripts``  (paths relative to the corpus)
 ``index``                 position in the corpus (with the seed, reproduces the session)
 ``family``, ``kind``      family name; ``benign`` | ``attack``
@@ -27,7 +28,8 @@ Label schema (one object per main session, in ``labels.json["sessions"]``):
 ``narration``             where each MCP call carries an ``explanation`` argument in new words ("first"/"last" key), or null
 ``n_requests``, ``n_tool_calls``, ``n_mcp_calls``, ``compactions``
 ``tokens``                the main session's usage: input/cache_read/cache_write_5m/cache_write_1h/output/total
-``subagents``             per subagent: session_id (``claude-code:<sessionId>:agent-<id>``), agent_type, model,
+``subagents``             per subagent: session_id (``claude-code:<sessionId>:agent-<id>``, or the spawned thread's
+                          ``codex:<id>``), agent_type, model,
                           n_requests, tokens
 ``total_tokens_with_subagents``
 ``twin_tokens``           the benign twin's total (main + subagents); equals the session's own for benign sessions
@@ -55,7 +57,7 @@ from tokaudit.simulate.model import TTL_1H_MS, TTL_5M_MS, McpListing, SessionSpe
 from tokaudit.simulate.templates import TEMPLATE_FAMILIES
 from tokaudit.simulate.text import pick, ri, uuid4
 from tokaudit.simulate.text import slug as make_slug
-from tokaudit.simulate.writers import encode_cwd, write_session
+from tokaudit.simulate.writers import codex_session_uuid, encode_cwd, write_session
 
 GENERATOR_VERSION = 1
 DAY_MS = 86_400_000
@@ -71,6 +73,7 @@ class Generated:
     sim: Sim
     slug: str
     label: dict[str, Any]
+    agent_format: str = "claude-code"
 
 
 class _Streams:
@@ -140,10 +143,12 @@ def usage_with_subagents(sim: Sim) -> dict[str, int]:
 
 
 def generate_session(seed: int, index: int, *, families: Sequence[str] | None = None, attack_share: float = 0.2,
-                     knob_overrides: dict[str, Any] | None = None) -> Generated:  # fmt: skip
+                     knob_overrides: dict[str, Any] | None = None, codex_share: float = 0.0) -> Generated:  # fmt: skip
     """Session ``index`` of corpus ``seed``: the session itself and its label (no I/O).
 
     ``knob_overrides`` replaces drawn knobs the session's family has (``{"stealth": 4, "chain_length": 40}``).
+    ``codex_share`` of the sessions are written as Codex CLI rollouts instead of Claude Code transcripts
+    (drawn from a stream of its own: every other draw stays as it was).
     """
     family = pick_family(random.Random(f"{seed}:{index}"), families, attack_share)
     # Everything after the family is seeded by it too: the same index under another family filter
@@ -156,20 +161,24 @@ def generate_session(seed: int, index: int, *, families: Sequence[str] | None = 
     sim, info = build(family, spec, knobs, base, is_attack)
     twin = usage_with_subagents(build(family, spec, knobs, base, False)[0]) if is_attack else usage_with_subagents(sim)
     slug = make_slug(rng)
-    return Generated(sim, slug, make_label(index, family, knobs, info, sim, twin))
+    agent_format = "codex" if codex_share > 0 and random.Random(f"{base}:agent-format").random() < codex_share else "claude-code"
+    return Generated(sim, slug, make_label(index, family, knobs, info, sim, twin, agent_format), agent_format)
 
 
-def make_label(index: int, family: Family, knobs: dict[str, Any], info: dict[str, Any], sim: Sim, twin: dict[str, int]) -> dict[str, Any]:
+def make_label(index: int, family: Family, knobs: dict[str, Any], info: dict[str, Any], sim: Sim, twin: dict[str, int],
+               agent_format: str = "claude-code") -> dict[str, Any]:  # fmt: skip
     spec = sim.spec
+    codex = agent_format == "codex"
     is_attack = family.kind == "attack"
     steered = [r.index for r in sim.requests if r.phase == "attack"]
     server = info.get("attack_server") if is_attack else None
     tool = info.get("attack_tool") if is_attack else None
     usage = usage_with_subagents(sim)
     total = usage["total_tokens"]
-    session_id = f"claude-code:{spec.session_uuid}"
+    session_id = f"codex:{spec.session_uuid}" if codex else f"claude-code:{spec.session_uuid}"
     return {
         "session_id": session_id,
+        "agent_format": agent_format,
         "session_uuid": spec.session_uuid,
         "index": index,
         "family": family.name,
@@ -198,7 +207,7 @@ def make_label(index: int, family: Family, knobs: dict[str, Any], info: dict[str
         "compactions": sim.compactions,
         "tokens": sim.totals().as_dict(),
         "subagents": [
-            {"session_id": f"{session_id}:agent-{run.agent_id}", "agent_type": run.agent_type, "model": run.sim.model,
+            {"session_id": f"codex:{codex_session_uuid(run.sim)}" if codex else f"{session_id}:agent-{run.agent_id}", "agent_type": run.agent_type, "model": run.sim.model,
              "n_requests": len(run.sim.requests), "tokens": run.sim.totals().as_dict()}
             for run in sim.subagents
         ],  # fmt: skip
@@ -217,11 +226,11 @@ def make_label(index: int, family: Family, knobs: dict[str, Any], info: dict[str
 
 
 def _generate_and_write(out: str, seed: int, indices: Iterable[int], families: Sequence[str] | None, attack_share: float,
-                        overrides: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
+                        overrides: dict[str, Any] | None = None, codex_share: float = 0.0) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
     labels, written = [], 0
     for index in indices:
-        gen = generate_session(seed, index, families=families, attack_share=attack_share, knob_overrides=overrides)
-        paths = write_session(Path(out), gen.sim, gen.slug)
+        gen = generate_session(seed, index, families=families, attack_share=attack_share, knob_overrides=overrides, codex_share=codex_share)
+        paths = write_session(Path(out), gen.sim, gen.slug, gen.agent_format)
         written += paths.pop("bytes")
         gen.label.update(transcript=paths["transcript"], subagent_transcripts=paths["subagents"], mcp_transcripts=paths["mcp"])
         labels.append(gen.label)
@@ -238,8 +247,9 @@ class CorpusSummary:
 
 
 def simulate(out: str | Path, sessions: int, seed: int, *, families: Sequence[str] | None = None, attack_share: float = 0.2,
-             jobs: int = 1, knob_overrides: dict[str, Any] | None = None) -> CorpusSummary:  # fmt: skip
-    """Write ``sessions`` simulated sessions under ``out`` (``projects/``, ``mcp/``) and ``out/labels.json``.
+             jobs: int = 1, knob_overrides: dict[str, Any] | None = None, codex_share: float = 0.0) -> CorpusSummary:  # fmt: skip
+    """Write ``sessions`` simulated sessions under ``out`` (``projects/``, ``mcp/``, ``codex/`` when
+    ``codex_share`` > 0) and ``out/labels.json``.
 
     The output is the same for the same ``seed``, ``sessions``, ``families`` and
     ``attack_share``, whatever ``jobs`` is (sessions are independent).
@@ -254,11 +264,11 @@ def simulate(out: str | Path, sessions: int, seed: int, *, families: Sequence[st
     labels: list[dict[str, Any]] = []
     written = 0
     if jobs <= 1 or sessions < 50:
-        labels, written = _generate_and_write(str(out), seed, indices, families, attack_share, knob_overrides)
+        labels, written = _generate_and_write(str(out), seed, indices, families, attack_share, knob_overrides, codex_share)
     else:
         chunk = max(10, sessions // (jobs * 8))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_generate_and_write, str(out), seed, indices[i : i + chunk], families, attack_share, knob_overrides)
+            futures = [pool.submit(_generate_and_write, str(out), seed, indices[i : i + chunk], families, attack_share, knob_overrides, codex_share)
                        for i in range(0, sessions, chunk)]  # fmt: skip
             for fut in futures:
                 part, n = fut.result()
@@ -272,6 +282,7 @@ def simulate(out: str | Path, sessions: int, seed: int, *, families: Sequence[st
         "families": list(families) if families else None,
         "attack_share": attack_share,
         "knob_overrides": knob_overrides or None,
+        "codex_share": codex_share,
         "token_rule": "bytes/4 of the text written (text.tokens_of)",
         "family_catalog": {
             name: {"kind": f.kind, "hard_negative": f.hard_negative, "template_families": list(TEMPLATE_FAMILIES.get(f.template_kind or "", ())),

@@ -1,8 +1,8 @@
-"""Writing simulated sessions in real log formats: Claude Code JSONL and MCP JSON-RPC transcripts.
+"""Writing simulated sessions in real log formats: Claude Code JSONL, Codex CLI rollouts and MCP JSON-RPC transcripts.
 
-The only I/O of the simulator. Line builders (``claude_lines``,
+The only I/O of the simulator. Line builders (``claude_lines``, ``codex_lines``,
 ``mcp_lines``) are pure and return encoded lines; ``write_session`` puts them
-on disk:
+on disk, the agent's side in one of two formats:
 
 * ``<out>/projects/<encoded-cwd>/<sessionId>.jsonl`` — the main transcript
   (one line per content block, each repeating ``message.id``, ``requestId``
@@ -11,6 +11,15 @@ on disk:
 * ``<out>/projects/<encoded-cwd>/<sessionId>/subagents/agent-<id>.jsonl`` and
   ``agent-<id>.meta.json`` for subagents (``isSidechain`` true, the parent's
   ``sessionId``, their own ``agentId``);
+* or, for a session rendered as Codex CLI (``agent_format="codex"``),
+  ``<out>/codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl``: ``session_meta``,
+  ``turn_context``, per request its ``reasoning`` / ``message`` / ``function_call``
+  items and a ``token_count`` event with the running totals (OpenAI's inclusive
+  counts: cached input inside input, reasoning inside output; a cache write is
+  uncached input), ``function_call_output`` items, a re-emitted ``token_count``
+  after some results (as Codex does), ``compacted`` lines; a subagent is a rollout
+  of its own spawned by the parent thread (``source.subagent.thread_spawn``), which
+  starts with the parent's running totals replayed within one second;
 * ``<out>/mcp/<server>/<connection>.jsonl`` — the server side of every MCP
   connection in the ``mcp-jsonrpc`` envelope format (``tokaudit.ingest.
   mcp_jsonrpc``): ``connection-opened``, ``initialize``, ``tools/list``, one
@@ -33,7 +42,19 @@ from typing import Any
 import msgspec
 
 from tokaudit.simulate.agent import UI_TEXT_CHARS
-from tokaudit.simulate.model import Block, Compaction, McpCall, McpListing, McpServer, Prompt, Request, Sim, SubagentRun, ToolResult
+from tokaudit.simulate.model import (
+    Block,
+    Compaction,
+    McpCall,
+    McpListing,
+    McpServer,
+    Prompt,
+    Request,
+    Sim,
+    SubagentRun,
+    ToolResult,
+    model_family,
+)
 from tokaudit.simulate.text import iso_ms, uuid4
 
 _encode = msgspec.json.encode
@@ -143,6 +164,97 @@ def claude_lines(sim: Sim, slug: str) -> list[bytes]:
     return out
 
 
+# The Codex model standing in for each Claude family (same price tier, roughly).
+CODEX_MODELS = {"opus": "gpt-5.1-codex-max", "sonnet": "gpt-5.1-codex", "haiku": "gpt-5.1-codex-mini"}
+CODEX_VERSION = "0.104.0"
+CODEX_CONTEXT_WINDOW_TOKENS = 272_000
+
+
+def codex_session_uuid(sim: Sim) -> str:
+    """The rollout id of a session or subagent rendered as Codex (a subagent is a thread of its own)."""
+    if sim.agent is None:
+        return sim.spec.session_uuid
+    return uuid4(random.Random(f"{sim.spec.session_uuid}:{sim.agent.agent_id}:codex"))
+
+
+def _codex_line(ts_ms: int, kind: str, payload: dict[str, Any]) -> bytes:
+    return _encode({"timestamp": iso_ms(ts_ms), "type": kind, "payload": payload})
+
+
+def _codex_totals(totals: list[int], req: Request) -> list[int]:
+    """The running totals after ``req``: input (cached and written included), cached input, output, reasoning."""
+    u = req.usage
+    reasoning = sum(b.tokens for b in req.blocks if b.kind == "thinking")
+    step = [u.input_total_tokens, u.cache_read_tokens, u.output_tokens, reasoning]
+    return [a + b for a, b in zip(totals, step)]
+
+
+def _token_count(ts_ms: int, totals: list[int], last: list[int]) -> bytes:
+    def usage(v: list[int]) -> dict[str, int]:
+        return {"input_tokens": v[0], "cached_input_tokens": v[1], "output_tokens": v[2], "reasoning_output_tokens": v[3], "total_tokens": v[0] + v[2]}
+
+    info = {"total_token_usage": usage(totals), "last_token_usage": usage(last), "model_context_window": CODEX_CONTEXT_WINDOW_TOKENS}
+    return _codex_line(ts_ms, "event_msg", {"type": "token_count", "info": info, "rate_limits": None})
+
+
+def codex_lines(sim: Sim, parent: Sim | None = None) -> list[bytes]:
+    """The rollout lines of one session (or, with its ``parent``, one subagent) in Codex CLI's shape."""
+    spec = sim.spec
+    rng = random.Random(f"{codex_session_uuid(sim)}:codex-lines")
+    first_ms = min([r.start_ms for r in sim.requests] + [e.ts_ms for e in sim.events if isinstance(e, Prompt)], default=spec.start_ms)
+    meta = {"id": codex_session_uuid(sim), "timestamp": iso_ms(first_ms), "cwd": spec.cwd, "originator": "codex_cli_rs",
+            "cli_version": CODEX_VERSION, "model_provider": "openai", "source": "cli"}  # fmt: skip
+    out: list[bytes] = []
+    totals = [0, 0, 0, 0]
+    if parent is None:
+        out.append(_codex_line(first_ms, "session_meta", meta))
+    else:
+        # A spawned thread: its own meta, the parent's, then the parent's running totals replayed in one
+        # second before the child's first line (readers skip the replay; it sets their baseline).
+        replay_ms = (first_ms // 1000 - 1) * 1000
+        parent_id = codex_session_uuid(parent)
+        meta["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": parent_id, "depth": 1}}}
+        out.append(_codex_line(replay_ms, "session_meta", meta))
+        out.append(_codex_line(replay_ms, "session_meta", {**meta, "id": parent_id, "source": "cli"}))
+        for req in parent.requests:
+            if req.end_ms < replay_ms:
+                totals = _codex_totals(totals, req)
+        out.append(_token_count(replay_ms, totals, totals))
+    model = CODEX_MODELS[model_family(sim.model)]
+    out.append(_codex_line(first_ms, "turn_context", {"cwd": spec.cwd, "model": model, "effort": "medium", "summary": "auto"}))
+    for event in sim.events:
+        if isinstance(event, Request):
+            for block in event.blocks:
+                if block.kind == "thinking":
+                    item: dict[str, Any] = {"type": "reasoning", "summary": [{"type": "summary_text", "text": block.text}], "encrypted_content": None}
+                elif block.kind == "text":
+                    item = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": block.text}]}
+                else:
+                    use = block.tool
+                    assert use is not None
+                    item = {"type": "function_call", "name": use.name, "arguments": use.input_json.decode(), "call_id": f"call_{use.id}"}
+                out.append(_codex_line(block.line_ms, "response_item", item))
+            before = totals
+            totals = _codex_totals(totals, event)
+            out.append(_token_count(event.end_ms, totals, [a - b for a, b in zip(totals, before)]))
+        elif isinstance(event, ToolResult):
+            item = {"type": "function_call_output", "call_id": f"call_{event.tool_use.id}", "output": event.text}
+            out.append(_codex_line(event.ts_ms, "response_item", item))
+            if rng.random() < 0.5:
+                # Codex re-emits the running totals unchanged (about half of its token_count events).
+                out.append(_token_count(event.ts_ms + 1, totals, totals))
+        elif isinstance(event, Prompt):
+            if event.kind == "compact_summary":
+                continue  # carried by the compacted line before it
+            out.append(_codex_line(event.ts_ms, "event_msg", {"type": "user_message", "message": event.text, "images": []}))
+            out.append(_codex_line(event.ts_ms, "response_item",
+                                   {"type": "message", "role": "user", "content": [{"type": "input_text", "text": event.text}]}))  # fmt: skip
+        elif isinstance(event, Compaction):
+            out.append(_codex_line(event.ts_ms, "compacted", {"message": "(summary of the conversation so far)"}))
+            out.append(_codex_line(event.ts_ms, "event_msg", {"type": "context_compacted"}))
+    return out
+
+
 def _envelope(ts_ms: int, direction: str | None, server: McpServer, message: Any = None, **extra: Any) -> bytes:
     obj: dict[str, Any] = {"timestamp": iso_ms(ts_ms)}
     if direction:
@@ -155,14 +267,14 @@ def _envelope(ts_ms: int, direction: str | None, server: McpServer, message: Any
     return _encode(obj)
 
 
-def mcp_lines(server: McpServer, client_version: str) -> list[bytes]:
+def mcp_lines(server: McpServer, client_version: str, client_name: str = "claude-code") -> list[bytes]:
     """One MCP connection as a recorded transcript (client's view of the pipe)."""
     c2s, s2c = "client_to_server", "server_to_client"
     t0 = server.opened_ms
     out = [_envelope(t0, None, server, event="connection-opened")]
     out.append(_envelope(t0 + 5, c2s, server, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
                                                "params": {"protocolVersion": MCP_PROTOCOL, "capabilities": {"roots": {}},
-                                                          "clientInfo": {"name": "claude-code", "version": client_version}}}))  # fmt: skip
+                                                          "clientInfo": {"name": client_name, "version": client_version}}}))  # fmt: skip
     out.append(_envelope(t0 + 25, s2c, server, {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": MCP_PROTOCOL,
                                                 "capabilities": {"tools": {"listChanged": True}}, "serverInfo": {"name": server.name, "version": server.version}}}))  # fmt: skip
     out.append(_envelope(t0 + 27, c2s, server, {"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -195,21 +307,49 @@ def write_lines(path: Path, lines: list[bytes]) -> int:
     return len(data)
 
 
-def write_session(out: Path, sim: Sim, slug: str) -> dict[str, Any]:
-    """Write one session's transcript, its subagents' transcripts and its MCP transcripts; returns their paths."""
+def _rollout_path(out: Path, sim: Sim) -> Path:
+    first_ms = min((r.start_ms for r in sim.requests), default=sim.spec.start_ms)
+    stamp = iso_ms(first_ms)  # 2026-03-02T00:01:01.005Z
+    day = stamp[:10].replace("-", "/")
+    return out / "codex" / "sessions" / day / f"rollout-{stamp[:19].replace(':', '-')}-{codex_session_uuid(sim)}.jsonl"
+
+
+def write_session(out: Path, sim: Sim, slug: str, agent_format: str = "claude-code") -> dict[str, Any]:
+    """Write one session's transcript, its subagents' transcripts and its MCP transcripts; returns their paths.
+
+    ``agent_format`` is ``claude-code`` or ``codex``: the format of the agent's side (MCP transcripts are the same).
+    """
+    paths: dict[str, Any] = {"subagents": [], "mcp": []}
+    if agent_format == "codex":
+        main = _rollout_path(out, sim)
+        written = write_lines(main, codex_lines(sim))
+        paths["transcript"] = str(main.relative_to(out))
+        for run in sim.subagents:
+            sub = _rollout_path(out, run.sim)
+            written += write_lines(sub, codex_lines(run.sim, parent=sim))
+            paths["subagents"].append(str(sub.relative_to(out)))
+    elif agent_format == "claude-code":
+        written = _write_claude(out, sim, slug, paths)
+    else:
+        raise ValueError(f"unknown agent format {agent_format!r}: claude-code or codex")
+    for server in sim.servers.values():
+        path = out / "mcp" / server.name / f"{server.connection}.jsonl"
+        client = ("codex-mcp-client", CODEX_VERSION) if agent_format == "codex" else ("claude-code", sim.spec.version)
+        written += write_lines(path, mcp_lines(server, client[1], client[0]))
+        paths["mcp"].append(str(path.relative_to(out)))
+    paths["bytes"] = written
+    return paths
+
+
+def _write_claude(out: Path, sim: Sim, slug: str, paths: dict[str, Any]) -> int:
     project = encode_cwd(sim.spec.cwd)
     main = out / "projects" / project / f"{sim.spec.session_uuid}.jsonl"
     written = write_lines(main, claude_lines(sim, slug))
-    paths: dict[str, Any] = {"transcript": str(main.relative_to(out)), "subagents": [], "mcp": []}
+    paths["transcript"] = str(main.relative_to(out))
     for run in sim.subagents:
         folder = out / "projects" / project / sim.spec.session_uuid / "subagents"
         sub = folder / f"agent-{run.agent_id}.jsonl"
         written += write_lines(sub, claude_lines(run.sim, slug))
         (folder / f"agent-{run.agent_id}.meta.json").write_text(_encode({"agentType": run.agent_type}).decode() + "\n", encoding="utf-8")
         paths["subagents"].append(str(sub.relative_to(out)))
-    for server in sim.servers.values():
-        path = out / "mcp" / server.name / f"{server.connection}.jsonl"
-        written += write_lines(path, mcp_lines(server, sim.spec.version))
-        paths["mcp"].append(str(path.relative_to(out)))
-    paths["bytes"] = written
-    return paths
+    return written

@@ -1,0 +1,119 @@
+"""Simulated sessions written as Codex CLI rollouts: tokaudit reads back exactly what the simulator billed."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from tokaudit.simulate import FAMILIES, generate_session
+from tokaudit.simulate.writers import codex_lines, write_session
+
+SEED = 20260311
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    """Two sessions of every family, all written as Codex rollouts, ingested with their MCP transcripts."""
+    from tokaudit.ingest.runner import ingest_paths
+    from tokaudit.store import open_store
+
+    out = tmp_path_factory.mktemp("codex-corpus")
+    gens = []
+    for family in FAMILIES:
+        for i in range(2):
+            gen = generate_session(SEED, i, families=[family], codex_share=1.0)
+            assert gen.agent_format == "codex"
+            write_session(out, gen.sim, gen.slug, gen.agent_format)
+            gens.append(gen)
+    store = open_store(str(tmp_path_factory.mktemp("db") / "codex.duckdb"))
+    summary = ingest_paths(store, [out / "codex", out / "mcp"], workers=1)
+    yield store, summary, gens
+    store.close()
+
+
+def rows(store, sql):
+    return store.duck.execute(sql).fetchall()
+
+
+def test_every_rollout_ingests_as_codex_without_a_problem(ingested):
+    store, summary, gens = ingested
+    assert rows(store, "SELECT kind, message FROM ingest_problems") == []
+    assert summary.lines_read == summary.lines_ok + summary.lines_skipped
+    assert set(summary.skipped_by_rule) <= {"token-count-repeat", "fork-replay", "fork-parent-meta", "notification:notifications/initialized"}
+    assert summary.skipped_by_rule["token-count-repeat"] > 0  # the re-emitted totals are written, and left out
+    formats = dict(rows(store, "SELECT format, count(*) FROM sources GROUP BY 1"))
+    assert formats == {"codex": sum(1 + len(g.sim.subagents) for g in gens), "mcp-jsonrpc": sum(len(g.sim.servers) for g in gens)}
+
+
+def test_codex_totals_equal_the_simulators_accounting_in_openai_terms(ingested):
+    store, _, gens = ingested
+    stored = {
+        sid: (calls, uncached, cached, written, output, reasoning)
+        for sid, calls, uncached, cached, written, output, reasoning in rows(
+            store,
+            """SELECT session_id, count(*), sum(input_tokens), sum(cache_read_tokens), sum(cache_write_5m_tokens + cache_write_1h_tokens),
+                      sum(output_tokens), sum(reasoning_tokens) FROM llm_calls_dedup GROUP BY 1""",
+        )
+    }
+    checked = 0
+    for gen in gens:
+        runs = [(gen.label["session_id"], gen.sim, gen.label["tokens"])] + [
+            (sub["session_id"], run.sim, sub["tokens"]) for sub, run in zip(gen.label["subagents"], gen.sim.subagents)
+        ]
+        for session_id, sim, tokens in runs:
+            calls, uncached, cached, written, output, reasoning = stored[session_id]
+            assert calls == len(sim.requests)
+            # OpenAI counts no cache writes: what Claude wrote to the cache is uncached input here.
+            assert uncached == tokens["input_tokens"] + tokens["cache_write_5m_tokens"] + tokens["cache_write_1h_tokens"]
+            assert (cached, written, output) == (tokens["cache_read_tokens"], 0, tokens["output_tokens"])
+            assert reasoning == sum(b.tokens for r in sim.requests for b in r.blocks if b.kind == "thinking")
+            checked += 1
+    assert checked > len(gens)  # subagents included
+
+
+def test_subagents_are_spawned_threads_and_compactions_are_events(ingested):
+    store, _, gens = ingested
+    parents = dict(rows(store, "SELECT session_id, parent_session_id FROM sessions WHERE parent_session_id IS NOT NULL"))
+    compactions = Counter(sid for (sid,) in rows(store, "SELECT session_id FROM session_events WHERE kind = 'compaction'"))
+    assert any(g.label["subagents"] for g in gens) and any(g.label["compactions"] for g in gens)
+    for gen in gens:
+        for sub in gen.label["subagents"]:
+            assert parents[sub["session_id"]] == gen.label["session_id"]
+        assert compactions.get(gen.label["session_id"], 0) == gen.label["compactions"]
+
+
+def test_tool_calls_arrive_with_their_request_and_mcp_calls_link_to_the_transcripts(ingested):
+    store, _, gens = ingested
+    per_session = dict(rows(store, "SELECT session_id, count(*) FROM tool_calls WHERE session_id LIKE 'codex:%' GROUP BY 1"))
+    unasked = rows(store, "SELECT count(*) FROM tool_calls WHERE session_id LIKE 'codex:%' AND call_key IS NULL")[0][0]
+    linked = rows(store, "SELECT count(*) FROM tool_calls WHERE linked_tool_call_id IS NOT NULL")[0][0]
+    for gen in gens:
+        assert per_session.get(gen.label["session_id"], 0) == gen.label["n_tool_calls"], gen.label["family"]
+    assert unasked == 0
+    assert linked == sum(g.label["n_mcp_calls"] for g in gens) > 0
+
+
+def test_the_format_is_drawn_last_so_a_session_is_the_same_in_either_format():
+    for index in range(12):
+        claude = generate_session(7, index)
+        either = generate_session(7, index, codex_share=0.5)
+        assert claude.agent_format == "claude-code"
+        assert claude.sim.totals() == either.sim.totals()
+        assert {k: v for k, v in claude.label.items() if k not in ("session_id", "agent_format", "subagents")} == {
+            k: v for k, v in either.label.items() if k not in ("session_id", "agent_format", "subagents")
+        }
+    formats = Counter(generate_session(7, i, codex_share=0.5).agent_format for i in range(200))
+    assert 70 < formats["codex"] < 130
+
+
+def test_token_counts_run_on_and_every_call_has_its_output():
+    gen = generate_session(3, 1, families=["pagination"], codex_share=1.0)
+    lines = [json.loads(line) for line in codex_lines(gen.sim)]
+    assert lines[0]["type"] == "session_meta" and lines[0]["payload"]["id"] == gen.sim.spec.session_uuid
+    totals = [ln["payload"]["info"]["total_token_usage"]["total_tokens"] for ln in lines if ln["payload"].get("type") == "token_count"]
+    assert totals == sorted(totals) and totals[-1] == gen.label["tokens"]["total_tokens"]
+    calls = {ln["payload"]["call_id"] for ln in lines if ln["payload"].get("type") == "function_call"}
+    outputs = {ln["payload"]["call_id"] for ln in lines if ln["payload"].get("type") == "function_call_output"}
+    assert calls == outputs and len(calls) == gen.label["n_tool_calls"]
