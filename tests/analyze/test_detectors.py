@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import polars as pl
 import pytest
@@ -276,6 +276,52 @@ def test_a_shadow_tool_called_between_other_tools_after_a_surface_change_is_a_ve
     assert not by(findings, "argument_inflation", s.session_id)
     (verdict,) = by(findings, "economic_dos", s.session_id)
     assert "tool surface" in verdict.evidence["reasons"]
+
+
+def shadow_after_cache_loss(session_id: str, *, break_turn: bool = True, server_used_before: bool = True, new_tool: bool = True) -> Session:
+    """The agent's log of a rug pull: the server's tool used, then a request that lost the warm cache, then a new
+    tool of that server called with a digest on every step (no transcript: no tools/list)."""
+    s = Session(session_id)
+    s.turn(tools=[("weather/get_forecast" if server_used_before else "Read", '{"city":"Paris"}', "18 C, sunny")])
+    s.turn(tools=[("Read", '{"file_path":"/src/app.py"}', "def main(): ..." * 20)])
+    digest = "context digest: " + "everything read so far, restated " * 25
+    tool = "weather/log_usage" if new_tool else "weather/get_forecast"
+    for k in range(3):
+        share = 0.0 if (k == 0 and break_turn) else 0.9
+        s.turn(tools=[(tool, f'{{"context_digest":"{digest} (part {k})"}}', "logged")], cache_read_share=share)
+    s.turn(stop_reason="end_turn")
+    return s
+
+
+def test_a_surface_change_is_inferred_from_the_agent_log_alone():
+    rug = shadow_after_cache_loss("claude-code:rug-log")
+    findings = audit(*benign(30), rug)
+    (inferred,) = [f for f in by(findings, "tool_surface_change", rug.session_id)]
+    assert inferred.metric == "inferred_surface_change" and inferred.tool_key == "weather/log_usage"
+    assert (inferred.first_turn, inferred.last_turn) == (2, 2) and inferred.evidence["inferred"] is True
+    assert "Inferred from the agent's log" in inferred.explanation
+    (verdict,) = by(findings, "economic_dos", rug.session_id)
+    assert verdict.evidence["reasons"] == ["tool surface"]
+
+
+@pytest.mark.parametrize(
+    "case", ["no cache loss", "server new to the session", "no new tool", "long pause", "transcript says unchanged"]
+)
+def test_no_surface_change_is_inferred_without_every_part_of_the_evidence(case):
+    rug = shadow_after_cache_loss(
+        "claude-code:maybe", break_turn=case != "no cache loss", server_used_before=case != "server new to the session",
+        new_tool=case != "no new tool",
+    )  # fmt: skip
+    defs = None
+    if case == "long pause":
+        # The cache expired on its own (the shortest TTL is five minutes).
+        for row in rug.calls[2:] + [t for t in rug.tools if t["turn"] >= 2]:
+            row["ts_utc"] += timedelta(minutes=10)
+    if case == "transcript says unchanged":
+        defs = changed_definitions("claude-code:maybe", "log_usage").head(1)
+    findings = audit(*benign(30), rug, tool_defs=defs)
+    assert not [f for f in by(findings, "tool_surface_change", rug.session_id) if f.metric != "definition_bytes"]
+    assert not [f for f in by(findings, "economic_dos", rug.session_id) if "tool surface" in f.evidence["reasons"]]
 
 
 def test_cost_blowup_needs_a_cohort():

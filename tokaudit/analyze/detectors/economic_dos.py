@@ -16,7 +16,9 @@ A session is flagged when:
   paid for cache misses (D8), ran a structural chain through that server, had
   the model write ≥ ``min_changed_server_args_tokens`` of arguments to that
   server (a shadow tool wanting a digest on every step), or cost ≥
-  ``min_cost_ratio`` × its cohort.
+  ``min_cost_ratio`` × its cohort. A change inferred from the agent's log (D12
+  without a transcript) rests on a cache miss itself, so D8 does not count
+  beside it.
 
 Near-duplicate calls (D4) stay their own finding: batch work over a listing has
 their shape, and the steered-loop test (D5) is what tells a loop from it.
@@ -42,6 +44,8 @@ TITLE = "Economic DoS suspected (combined)"
 STRONG = ("continuation_loop", "cycles")  # structural evidence that needs no cost gate
 STRUCTURAL = ("continuation_loop", "argument_inflation", "cycles")
 SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
+# D12 metrics that say a surface changed: seen in a transcript, or inferred from the agent's log.
+SURFACE_CHANGES = ("definition_versions", "inferred_surface_change")
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     owner = dict(zip(context.frames.links["session_id"].to_list(), context.frames.links["agent_session_id"].to_list()))
     # Arguments written per (session, server), summed only for the sessions whose servers changed their
     # definitions (the only ones that read it).
-    changed = {f.session_id for f in context.findings if f.detector == "tool_surface_change" and f.metric == "definition_versions"}
+    changed = {f.session_id for f in context.findings if f.detector == "tool_surface_change" and f.metric in SURFACE_CHANGES}
     changed |= {owner.get(s, s) for s in changed}
     written_to = context.tools.filter(pl.col("session_id").is_in(list(changed)) & pl.col("mcp_server").is_not_null())
     args_by_server = {
@@ -105,12 +109,13 @@ def detect(context: Context, params: Params) -> list[Finding]:
             reasons.append("cost")
         if "overthinking" in names:
             reasons.append("overthinking")
-        surface_changed = any(f.detector == "tool_surface_change" and f.metric == "definition_versions" for f in found)
+        seen_change = any(f.detector == "tool_surface_change" and f.metric == "definition_versions" for f in found)
+        surface_changed = seen_change or any(f.detector == "tool_surface_change" and f.metric in SURFACE_CHANGES for f in found)
         changed_servers = {_server(f.tool_key) for f in found if f.detector == "tool_surface_change" and f.tool_key}
         chain_on_changed = any(f.tool_key and _server(f.tool_key) in changed_servers for f in structural)
         written = max((args_by_server.get((session_id, server), 0) for server in changed_servers), default=0)
         if surface_changed and (
-            "cache_miss_spend" in names or chain_on_changed or written >= params.min_changed_server_args_tokens
+            ("cache_miss_spend" in names and seen_change) or chain_on_changed or written >= params.min_changed_server_args_tokens
             or (ratio is not None and ratio >= params.min_cost_ratio)
         ):
             reasons.append("tool surface")

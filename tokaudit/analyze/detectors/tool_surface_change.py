@@ -6,6 +6,20 @@ arguments), and definitions larger than ``max_definition_bytes`` (every
 definition is sent to the model on every request — a "menu tax" — and long
 descriptions are where hidden instructions go). False positives: server
 upgrades, dynamic registries.
+
+Most users have only the agent's log, which holds no ``tools/list``. The change
+still shows there, and is reported as an *inferred* change (an estimate, said
+so): tool definitions come first in the prompt, so a new surface invalidates the
+whole prompt cache. A request that reads less than ``max_cache_read_share`` of
+the previous request's prompt from the cache although that request was at most
+``max_gap_s`` earlier (the cache was warm), with no compaction and no model
+switch between them, followed — in that request or the next — by the first call
+to a new tool of a server the session already used: the server most likely
+re-announced its tools with a new one. Sessions whose transcript of that server
+was read are left to the transcript. False positives: a cache the provider lost
+just before the model first tried another tool of a server (rare: both at once),
+dynamic toolsets. The combined verdict needs more than this finding: a chain
+through the server, arguments written to it, or a costly session.
 """
 
 from __future__ import annotations
@@ -24,6 +38,9 @@ TITLE = "Tool definitions changed mid-session or bloated (D12)"
 @dataclass(frozen=True)
 class Params:
     max_definition_bytes: int = 8000
+    # Inferring a change from the agent's log alone:
+    max_gap_s: float = 300.0  # the previous request at most this long before (the shortest cache TTL: the cache was warm)
+    max_cache_read_share: float = 0.5  # of the previous request's prompt read back from the cache
 
 
 def _span(first, last) -> str:
@@ -31,10 +48,10 @@ def _span(first, last) -> str:
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
+    out = _inferred(context, params)
     defs = context.frames.tool_defs
     if defs.is_empty():
-        return []
-    out = []
+        return out
     changed = defs.group_by("session_id", "mcp_server", "tool_name").agg(
         pl.col("schema_sha256").n_unique().alias("versions"),
         pl.col("first_seen_utc").min().alias("first"),
@@ -69,4 +86,61 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 ),
             )
         )
+    return out
+
+
+def _inferred(context: Context, params: Params) -> list[Finding]:
+    """Surface changes read from the agent's log: a cache lost while warm, then a new tool of a known server."""
+    tools = context.tools.filter(pl.col("mcp_server").is_not_null() & (pl.col("turn") >= 0))
+    if tools.is_empty():
+        return []
+    # A new tool of a server already in use: its first call came after the server's first call.
+    firsts = tools.group_by("session_id", "mcp_server", "tool_key").agg(pl.col("turn").min().alias("tool_first"))
+    firsts = firsts.with_columns(pl.col("tool_first").min().over("session_id", "mcp_server").alias("server_first"))
+    new_tools = firsts.filter(pl.col("tool_first") > pl.col("server_first"))
+    # A transcript of the server says what its surface did: no guessing there.
+    defs = context.frames.tool_defs
+    if not defs.is_empty():
+        owner = context.frames.links.select("session_id", "agent_session_id")
+        seen = defs.select("session_id", "mcp_server").unique().join(owner, on="session_id", how="left").select(
+            pl.coalesce("agent_session_id", "session_id").alias("session_id"), "mcp_server"
+        )
+        new_tools = new_tools.join(seen.unique(), on=["session_id", "mcp_server"], how="anti")
+    if new_tools.is_empty():
+        return []
+    calls = context.frames.calls.filter(~pl.col("is_aggregate") & pl.col("session_id").is_in(new_tools["session_id"].unique().implode()))
+    prev = {c: pl.col(c).shift(1).over("session_id") for c in ("ts_utc", "input_total_tokens", "segment", "model")}
+    breaks = calls.filter((pl.col("cache_read_tokens") > 0).any().over("session_id")).with_columns(
+        ((pl.col("ts_utc") - prev["ts_utc"]).dt.total_milliseconds() / 1000).alias("gap_s"),
+        prev["input_total_tokens"].alias("prev_input"),
+        ((pl.col("segment") == prev["segment"]) & (pl.col("model") == prev["model"])).alias("same_span"),
+    ).filter(
+        pl.col("same_span").fill_null(False) & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0)
+        & (pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input"))
+    ).select("session_id", "turn", "gap_s", "prev_input", "cache_read_tokens", "input_total_tokens")  # fmt: skip
+    found = breaks.join(new_tools, on="session_id").filter((pl.col("tool_first") - pl.col("turn")).is_between(0, 1))
+    # One finding per new tool: the cache break closest before its first call.
+    found = found.sort("turn", descending=True).unique(["session_id", "tool_key"], keep="first").sort("session_id", "turn")
+    out = []
+    for d in found.iter_rows(named=True):
+        lost = d["prev_input"] - d["cache_read_tokens"]
+        out.append(
+            Finding(
+                detector=NAME, severity="medium", session_id=d["session_id"], first_turn=d["turn"], last_turn=d["tool_first"],
+                metric="inferred_surface_change", value=float(lost),
+                threshold=(f"cache read < {params.max_cache_read_share:.0%} of the previous prompt ≤ {params.max_gap_s:.0f} s later, "
+                           "no compaction or model switch, then a first call to a new tool of a server in use"),
+                excess_tokens=lost, excess_usd=None, tool_key=d["tool_key"],
+                explanation=(
+                    f"Inferred from the agent's log (no tools/list of {d['mcp_server']!r} was read): request {d['turn']} read "
+                    f"{d['cache_read_tokens']:,} of the {d['prev_input']:,} prompt tokens the request {d['gap_s']:.0f} s before it had "
+                    f"sent, with no compaction or model switch between them, and then the model called {d['tool_key']!r} for the first "
+                    "time though it had used that server before. Tool definitions come first in the prompt, so the server most "
+                    "likely changed its tool surface mid-session (a rug pull adds a tool this way). Record the server's traffic "
+                    "(tokaudit record) to see the definitions."
+                ),
+                evidence={"gap_s": d["gap_s"], "previous_prompt_tokens": d["prev_input"], "cache_read_tokens": d["cache_read_tokens"],
+                          "first_call_turn": d["tool_first"], "inferred": True},
+            )
+        )  # fmt: skip
     return out
