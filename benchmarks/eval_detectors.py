@@ -45,22 +45,25 @@ from tokaudit.analyze.frames import load_frames
 from tokaudit.config import Config
 from tokaudit.ingest.runner import ingest_paths
 from tokaudit.simulate import simulate
+from tokaudit.simulate.__main__ import parse_shares
 from tokaudit.store import open_store
 
 CHAIN = ("near_duplicates", "continuation_loop", "argument_inflation", "payload_withholding", "cycles")
 GUARDS = {"exact-repeat x3 (OpenCode)": 3, "exact-repeat x4 (OpenHands)": 4, "exact-repeat x5 (Gemini CLI)": 5}
 
 
-def build(work: Path, name: str, sessions: int, seed: int, attack_share: float, codex_share: float = 0.0) -> tuple[Path, list[dict[str, Any]]]:
-    """Simulate a corpus (once) and ingest it into its own store."""
+def build(work: Path, name: str, sessions: int, seed: int, attack_share: float, agent_formats: dict[str, float] | None = None,
+          mcp_transcripts: bool = True) -> tuple[Path, list[dict[str, Any]]]:  # fmt: skip
+    """Simulate a corpus (once) and ingest it into its own store (without the MCP transcripts: the agent's logs alone)."""
     corpus = work / name
     if not (corpus / "labels.json").exists():
-        summary = simulate(corpus, sessions, seed, attack_share=attack_share, codex_share=codex_share)
+        summary = simulate(corpus, sessions, seed, attack_share=attack_share, agent_formats=agent_formats)
         print(f"[eval] {name}: {summary.sessions} sessions ({summary.attacks} attacks) in {summary.seconds:.0f} s", flush=True)
     db = work / f"{name}.duckdb"
     if not db.exists():
         with open_store(str(db)) as store:
-            s = ingest_paths(store, [p for p in (corpus / "projects", corpus / "codex", corpus / "mcp") if p.exists()])
+            folders = ("projects", "codex", "otel", "mcp") if mcp_transcripts else ("projects", "codex", "otel")
+            s = ingest_paths(store, [corpus / f for f in folders if (corpus / f).exists()])
             print(f"[eval] {name}: ingested {s.lines_read:,} lines, {s.lines_problem} problems", flush=True)
     return db, json.loads((corpus / "labels.json").read_text())["sessions"]
 
@@ -211,12 +214,17 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--test-seed", type=int, default=202)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--samples", type=Path, help="real logs to audit with the calibrated thresholds (e.g. ../shared/samples)")
-    ap.add_argument("--codex-share", type=float, default=0.0,
-                    help="share of sessions (reference and test) whose agent side is written as Codex CLI rollouts (default 0)")
+    ap.add_argument("--agent-logs-only", action="store_true",
+                    help="ingest the agents' logs without the MCP servers' transcripts (what most users have)")
+    ap.add_argument("--agent-format", action="append", default=[], metavar="FORMAT=SHARE",
+                    help="share of sessions (reference and test) whose agent side is written as codex or otel instead of "
+                         "Claude Code, e.g. codex=0.3 (repeatable; default: all Claude Code)")
     args = ap.parse_args(argv)
+    agent_formats = parse_shares(ap, args.agent_format)
     args.work.mkdir(parents=True, exist_ok=True)
-    ref_db, ref_labels = build(args.work, "reference", args.ref_sessions, args.ref_seed, 0.0, args.codex_share)
-    test_db, test_labels = build(args.work, "test", args.test_sessions, args.test_seed, args.attack_share, args.codex_share)
+    transcripts = not args.agent_logs_only
+    ref_db, ref_labels = build(args.work, "reference", args.ref_sessions, args.ref_seed, 0.0, agent_formats, transcripts)
+    test_db, test_labels = build(args.work, "test", args.test_sessions, args.test_seed, args.attack_share, agent_formats, transcripts)
     with open_store(str(ref_db)) as store:
         thresholds = calibrate_thresholds(load_frames(store), fpr=0.0025)
     config = Config(detectors=thresholds)
@@ -239,7 +247,8 @@ def main(argv: list[str]) -> int:
         "",
         f"Command: `python benchmarks/eval_detectors.py --work {args.work} --ref-sessions {args.ref_sessions} "
         f"--test-sessions {args.test_sessions} --attack-share {args.attack_share} --ref-seed {args.ref_seed} --test-seed {args.test_seed}"
-        + (f" --samples {args.samples}" if args.samples else "") + (f" --codex-share {args.codex_share}" if args.codex_share else "")
+        + (f" --samples {args.samples}" if args.samples else "") + "".join(f" --agent-format {item}" for item in args.agent_format)
+        + (" --agent-logs-only" if args.agent_logs_only else "")
         + (f" --out {args.out}`" if args.out else "`"),
         "",
         f"Reference corpus: {len(ref_labels)} benign sessions (seed {args.ref_seed}) — the only data thresholds are calibrated on. "

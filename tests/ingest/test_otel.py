@@ -394,10 +394,11 @@ def test_sessions_conversation_inheritance_agents_and_nesting():
     sessions = {c["input_tokens"]: c["session_id"] for c in r.llm_calls.values()}
     assert sessions == {1: "otel:conv-1", 2: "otel:conv-2", 3: f"otel:{'a' * 32}"}
     top, sub = r.sessions["otel:conv-1"], r.sessions["otel:conv-2"]
+    # An agent's name is the session's agent, not a task: OTel names no task.
     assert (top["agent"], top["task_label"], top["agent_id"], top["outcome"], top["project"], top["agent_version"]) == (
-        "otel", "Planner", "ag_1", "error", "planner", "2.0")
+        "Planner", None, "ag_1", "error", "planner", "2.0")
     assert (top["started_at_utc"].isoformat(), top["ended_at_utc"].isoformat()) == ("2026-03-12T00:00:00", "2026-03-12T00:00:30")
-    assert (sub["parent_session_id"], sub["subagent_type"], sub["task_label"]) == ("otel:conv-1", "Researcher", "Researcher")
+    assert (sub["parent_session_id"], sub["agent"], sub["subagent_type"], sub["task_label"]) == ("otel:conv-1", "Planner", "Researcher", None)
 
 
 def test_a_trace_takes_its_conversation_id_from_any_of_its_spans():

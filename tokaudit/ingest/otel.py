@@ -121,12 +121,16 @@ nearest ancestor that has one, else the first conversation id seen in the
 trace, else ``"otel:<traceId>"``. A trace's fallback is fixed when first used
 and kept in state; so when a growing file is read in pieces, spans read before
 their trace's conversation id appeared stay in the trace-id session.
-``sessions.agent`` is "otel"; the outermost ``invoke_agent`` span's
-``gen_ai.agent.name`` is ``task_label`` (``gen_ai.agent.id`` → ``agent_id``).
-A nested agent span with its own conversation id opens a session whose
-``parent_session_id`` is the enclosing agent's session and whose
-``subagent_type`` (and ``task_label``) is the nested agent's name; a nested
-agent without one stays in its parent's session. ``project`` is the
+``sessions.agent`` is the outermost ``invoke_agent`` span's ``gen_ai.agent.name``
+("otel" when no agent span names one; ``gen_ai.agent.id`` → ``agent_id``). An
+agent's name is not a task label: one agent does many different tasks, so it
+makes the agent cohort the detectors compare sessions in, not the task cohort
+(where a long session among short ones of the "same task" would read as a
+blowup). A nested agent span with its own conversation id opens a session whose
+``parent_session_id`` is the enclosing agent's session, whose ``agent`` is the
+enclosing agent's name and whose ``subagent_type`` is the nested agent's name;
+a nested agent without one stays in its parent's session. OTel names no task:
+``task_label`` stays empty. ``project`` is the
 ``service.name`` and ``agent_version`` the ``service.version`` of the process
 that emitted the span. started/ended come from span start/end times;
 ``outcome`` is "error" when an outermost agent span has status ERROR.
@@ -1113,15 +1117,15 @@ class _Parser:
         enclosing = next((tr["g"][a] for a in self.ancestors(tr, rec.span) if tr["g"].get(a, ("",))[0] == "a"), None)
         row = self.result.sessions[rec.session]
         if enclosing is None:
-            # The outermost agent names the session.
-            row["task_label"] = row["task_label"] or rec.agent_name
+            # The outermost agent names the session's agent.
+            row["agent"] = rec.agent_name[:MAX_NAME_CHARS] if rec.agent_name and row["agent"] == AGENT else row["agent"]
             row["agent_id"] = row["agent_id"] or rec.agent_id
             if rec.is_error:
                 row["outcome"] = "error"
         elif enclosing[2] and enclosing[2] != rec.session:
             row["parent_session_id"] = row["parent_session_id"] or enclosing[2]
             row["subagent_type"] = row["subagent_type"] or rec.agent_name
-            row["task_label"] = row["task_label"] or rec.agent_name
+            row["agent"] = enclosing[3][:MAX_NAME_CHARS] if enclosing[3] and row["agent"] == AGENT else row["agent"]
             row["agent_id"] = row["agent_id"] or rec.agent_id
 
     def llm_call(self, rec: _Span) -> None:

@@ -17,11 +17,28 @@ from pathlib import Path
 
 from tokaudit.simulate.corpus import simulate
 from tokaudit.simulate.families import FAMILIES
+from tokaudit.simulate.writers import AGENT_FORMATS
+
+
+def parse_shares(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, float] | None:
+    """``["codex=0.3", "otel=0.2"]`` as ``{"codex": 0.3, "otel": 0.2}`` (None when empty)."""
+    shares = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            shares[name] = float(value) if sep else float("nan")
+        except ValueError:
+            shares[name] = float("nan")
+        if name not in AGENT_FORMATS[1:] or not 0 <= shares[name] <= 1:
+            parser.error(f"--agent-format takes FORMAT=SHARE with FORMAT one of {', '.join(AGENT_FORMATS[1:])} and SHARE in [0, 1], not {item!r}")
+    if sum(shares.values()) > 1:
+        parser.error("the --agent-format shares add up to more than 1")
+    return shares or None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tokaudit.simulate", description=__doc__.split("\n\n")[1])
-    parser.add_argument("--out", required=True, type=Path, help="output folder (gets projects/, mcp/, codex/ with --codex-share, and labels.json)")
+    parser.add_argument("--out", required=True, type=Path, help="output folder (gets projects/, mcp/, codex/ and otel/ with --agent-format, and labels.json)")
     parser.add_argument("--sessions", type=int, default=100, help="number of main sessions (default 100)")
     parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
     parser.add_argument("--family", action="append", choices=sorted(FAMILIES), help="only these families (repeatable)")
@@ -29,8 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes (default: up to 2; output does not depend on it)")
     parser.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
                         help="override a knob in every family that has it, e.g. stealth=4 or chain_length=40 (value read as JSON if it parses)")
-    parser.add_argument("--codex-share", type=float, default=0.0,
-                        help="share of sessions written as Codex CLI rollouts (codex/sessions/...) instead of Claude Code transcripts (default 0)")
+    parser.add_argument("--agent-format", action="append", default=[], metavar="FORMAT=SHARE",
+                        help="share of sessions whose agent side is written as codex (codex/sessions/...) or otel (otel/*.jsonl) "
+                             "instead of Claude Code transcripts, e.g. codex=0.3 (repeatable; default: all Claude Code)")
     parser.add_argument("--overwrite", action="store_true", help="write into a folder that already holds a corpus")
     args = parser.parse_args(argv)
     if not 0.0 <= args.attack_share <= 1.0:
@@ -48,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         except json.JSONDecodeError:
             overrides[key] = value  # a bare word: a string knob such as template_family=ledger
     summary = simulate(args.out, args.sessions, args.seed, families=args.family, attack_share=args.attack_share, jobs=args.jobs,
-                       knob_overrides=overrides or None, codex_share=args.codex_share)
+                       knob_overrides=overrides or None, agent_formats=parse_shares(parser, args.agent_format))
     print(f"{summary.sessions} sessions ({summary.attacks} attacks), {summary.bytes_written / 1e6:.1f} MB in {summary.seconds:.1f} s -> {summary.labels_path}")
     return 0
 

@@ -8,8 +8,9 @@ generated and in whatever order (each session seeds its own RNG streams from
 
 Label schema (one object per main session, in ``labels.json["sessions"]``):
 
-``session_id``            ``claude-code:<sessionId>`` (``codex:<id>`` for a session written as Codex), as tokaudit names it
-``agent_format``          ``claude-code`` | ``codex``: the format the agent's side was written in
+``session_id``            ``claude-code:<sessionId>`` (``codex:<id>``, ``otel:<id>`` for a session written as Codex or
+                          OTel), as tokaudit names it
+``agent_format``          ``claude-code`` | ``codex`` | ``otel``: the format the agent's side was written in
 ``session_uuid``, ``transcript``, ``subagent_transcripts``, ``mcp_transcripts``  (paths relative to the corpus)
 ``index``                 position in the corpus (with the seed, reproduces the session)
 ``family``, ``kind``      family name; ``benign`` | ``attack``
@@ -29,7 +30,7 @@ Label schema (one object per main session, in ``labels.json["sessions"]``):
 ``n_requests``, ``n_tool_calls``, ``n_mcp_calls``, ``compactions``
 ``tokens``                the main session's usage: input/cache_read/cache_write_5m/cache_write_1h/output/total
 ``subagents``             per subagent: session_id (``claude-code:<sessionId>:agent-<id>``, or the spawned thread's
-                          ``codex:<id>``), agent_type, model,
+                          ``codex:<id>`` / nested conversation's ``otel:<id>``), agent_type, model,
                           n_requests, tokens
 ``total_tokens_with_subagents``
 ``twin_tokens``           the benign twin's total (main + subagents); equals the session's own for benign sessions
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +58,7 @@ from tokaudit.simulate.model import TTL_1H_MS, TTL_5M_MS, McpListing, SessionSpe
 from tokaudit.simulate.templates import TEMPLATE_FAMILIES
 from tokaudit.simulate.text import pick, ri, uuid4
 from tokaudit.simulate.text import slug as make_slug
-from tokaudit.simulate.writers import codex_session_uuid, encode_cwd, write_session
+from tokaudit.simulate.writers import AGENT_FORMATS, codex_session_uuid, encode_cwd, write_session
 
 GENERATOR_VERSION = 1
 DAY_MS = 86_400_000
@@ -143,12 +144,13 @@ def usage_with_subagents(sim: Sim) -> dict[str, int]:
 
 
 def generate_session(seed: int, index: int, *, families: Sequence[str] | None = None, attack_share: float = 0.2,
-                     knob_overrides: dict[str, Any] | None = None, codex_share: float = 0.0) -> Generated:  # fmt: skip
+                     knob_overrides: dict[str, Any] | None = None, agent_formats: Mapping[str, float] | None = None) -> Generated:  # fmt: skip
     """Session ``index`` of corpus ``seed``: the session itself and its label (no I/O).
 
     ``knob_overrides`` replaces drawn knobs the session's family has (``{"stealth": 4, "chain_length": 40}``).
-    ``codex_share`` of the sessions are written as Codex CLI rollouts instead of Claude Code transcripts
-    (drawn from a stream of its own: every other draw stays as it was).
+    ``agent_formats`` gives the share of sessions whose agent side is written in another format than
+    Claude Code's (``{"codex": 0.3, "otel": 0.2}``), drawn from a stream of its own: every other draw
+    stays as it was.
     """
     family = pick_family(random.Random(f"{seed}:{index}"), families, attack_share)
     # Everything after the family is seeded by it too: the same index under another family filter
@@ -161,21 +163,36 @@ def generate_session(seed: int, index: int, *, families: Sequence[str] | None = 
     sim, info = build(family, spec, knobs, base, is_attack)
     twin = usage_with_subagents(build(family, spec, knobs, base, False)[0]) if is_attack else usage_with_subagents(sim)
     slug = make_slug(rng)
-    agent_format = "codex" if codex_share > 0 and random.Random(f"{base}:agent-format").random() < codex_share else "claude-code"
+    agent_format = draw_agent_format(random.Random(f"{base}:agent-format"), agent_formats)
     return Generated(sim, slug, make_label(index, family, knobs, info, sim, twin, agent_format), agent_format)
+
+
+def draw_agent_format(rng: random.Random, agent_formats: Mapping[str, float] | None) -> str:
+    """The format a session's agent side is written in: each of ``agent_formats`` with its share, else Claude Code."""
+    if not agent_formats:
+        return "claude-code"
+    unknown = sorted(set(agent_formats) - set(AGENT_FORMATS))
+    if unknown or sum(agent_formats.values()) > 1 + 1e-9 or min(agent_formats.values()) < 0:
+        raise ValueError(f"agent formats must be shares (summing to at most 1) of {', '.join(AGENT_FORMATS)}: {dict(agent_formats)}")
+    u = rng.random()
+    for name, share in agent_formats.items():
+        if u < share:
+            return name
+        u -= share
+    return "claude-code"
 
 
 def make_label(index: int, family: Family, knobs: dict[str, Any], info: dict[str, Any], sim: Sim, twin: dict[str, int],
                agent_format: str = "claude-code") -> dict[str, Any]:  # fmt: skip
     spec = sim.spec
-    codex = agent_format == "codex"
+    own_ids = agent_format != "claude-code"  # Codex threads and OTel conversations: a subagent has an id of its own
     is_attack = family.kind == "attack"
     steered = [r.index for r in sim.requests if r.phase == "attack"]
     server = info.get("attack_server") if is_attack else None
     tool = info.get("attack_tool") if is_attack else None
     usage = usage_with_subagents(sim)
     total = usage["total_tokens"]
-    session_id = f"codex:{spec.session_uuid}" if codex else f"claude-code:{spec.session_uuid}"
+    session_id = f"{agent_format}:{spec.session_uuid}"
     return {
         "session_id": session_id,
         "agent_format": agent_format,
@@ -207,7 +224,7 @@ def make_label(index: int, family: Family, knobs: dict[str, Any], info: dict[str
         "compactions": sim.compactions,
         "tokens": sim.totals().as_dict(),
         "subagents": [
-            {"session_id": f"codex:{codex_session_uuid(run.sim)}" if codex else f"{session_id}:agent-{run.agent_id}", "agent_type": run.agent_type, "model": run.sim.model,
+            {"session_id": f"{agent_format}:{codex_session_uuid(run.sim)}" if own_ids else f"{session_id}:agent-{run.agent_id}", "agent_type": run.agent_type, "model": run.sim.model,
              "n_requests": len(run.sim.requests), "tokens": run.sim.totals().as_dict()}
             for run in sim.subagents
         ],  # fmt: skip
@@ -226,10 +243,10 @@ def make_label(index: int, family: Family, knobs: dict[str, Any], info: dict[str
 
 
 def _generate_and_write(out: str, seed: int, indices: Iterable[int], families: Sequence[str] | None, attack_share: float,
-                        overrides: dict[str, Any] | None = None, codex_share: float = 0.0) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
+                        overrides: dict[str, Any] | None = None, agent_formats: Mapping[str, float] | None = None) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
     labels, written = [], 0
     for index in indices:
-        gen = generate_session(seed, index, families=families, attack_share=attack_share, knob_overrides=overrides, codex_share=codex_share)
+        gen = generate_session(seed, index, families=families, attack_share=attack_share, knob_overrides=overrides, agent_formats=agent_formats)
         paths = write_session(Path(out), gen.sim, gen.slug, gen.agent_format)
         written += paths.pop("bytes")
         gen.label.update(transcript=paths["transcript"], subagent_transcripts=paths["subagents"], mcp_transcripts=paths["mcp"])
@@ -247,9 +264,9 @@ class CorpusSummary:
 
 
 def simulate(out: str | Path, sessions: int, seed: int, *, families: Sequence[str] | None = None, attack_share: float = 0.2,
-             jobs: int = 1, knob_overrides: dict[str, Any] | None = None, codex_share: float = 0.0) -> CorpusSummary:  # fmt: skip
-    """Write ``sessions`` simulated sessions under ``out`` (``projects/``, ``mcp/``, ``codex/`` when
-    ``codex_share`` > 0) and ``out/labels.json``.
+             jobs: int = 1, knob_overrides: dict[str, Any] | None = None, agent_formats: Mapping[str, float] | None = None) -> CorpusSummary:  # fmt: skip
+    """Write ``sessions`` simulated sessions under ``out`` (``projects/``, ``mcp/``; ``codex/``, ``otel/`` for the
+    shares ``agent_formats`` gives those formats) and ``out/labels.json``.
 
     The output is the same for the same ``seed``, ``sessions``, ``families`` and
     ``attack_share``, whatever ``jobs`` is (sessions are independent).
@@ -257,6 +274,7 @@ def simulate(out: str | Path, sessions: int, seed: int, *, families: Sequence[st
     unknown = [f for f in families or () if f not in FAMILIES]
     if unknown:
         raise ValueError(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
+    draw_agent_format(random.Random(0), agent_formats)  # refuses bad shares before any work
     started = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -264,11 +282,11 @@ def simulate(out: str | Path, sessions: int, seed: int, *, families: Sequence[st
     labels: list[dict[str, Any]] = []
     written = 0
     if jobs <= 1 or sessions < 50:
-        labels, written = _generate_and_write(str(out), seed, indices, families, attack_share, knob_overrides, codex_share)
+        labels, written = _generate_and_write(str(out), seed, indices, families, attack_share, knob_overrides, agent_formats)
     else:
         chunk = max(10, sessions // (jobs * 8))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_generate_and_write, str(out), seed, indices[i : i + chunk], families, attack_share, knob_overrides, codex_share)
+            futures = [pool.submit(_generate_and_write, str(out), seed, indices[i : i + chunk], families, attack_share, knob_overrides, agent_formats)
                        for i in range(0, sessions, chunk)]  # fmt: skip
             for fut in futures:
                 part, n = fut.result()
@@ -282,7 +300,7 @@ def simulate(out: str | Path, sessions: int, seed: int, *, families: Sequence[st
         "families": list(families) if families else None,
         "attack_share": attack_share,
         "knob_overrides": knob_overrides or None,
-        "codex_share": codex_share,
+        "agent_formats": dict(agent_formats) if agent_formats else None,
         "token_rule": "bytes/4 of the text written (text.tokens_of)",
         "family_catalog": {
             name: {"kind": f.kind, "hard_negative": f.hard_negative, "template_families": list(TEMPLATE_FAMILIES.get(f.template_kind or "", ())),

@@ -20,6 +20,13 @@ on disk, the agent's side in one of two formats:
   after some results (as Codex does), ``compacted`` lines; a subagent is a rollout
   of its own spawned by the parent thread (``source.subagent.thread_spawn``), which
   starts with the parent's running totals replayed within one second;
+* or, for a session rendered as OpenTelemetry (``agent_format="otel"``),
+  ``<out>/otel/<session uuid>.jsonl``: OTLP/JSON export requests, one per
+  request (its ``chat`` span with GenAI semconv v1.37 usage — input inclusive
+  of cache reads and writes — and the ``execute_tool`` spans it asked for, with
+  opt-in arguments and results), then the ``invoke_agent`` span with the
+  conversation id; a subagent is a nested ``invoke_agent`` span with its own
+  conversation id; OTel has no compaction record;
 * ``<out>/mcp/<server>/<connection>.jsonl`` — the server side of every MCP
   connection in the ``mcp-jsonrpc`` envelope format (``tokaudit.ingest.
   mcp_jsonrpc``): ``connection-opened``, ``initialize``, ``tools/list``, one
@@ -55,7 +62,7 @@ from tokaudit.simulate.model import (
     ToolResult,
     model_family,
 )
-from tokaudit.simulate.text import iso_ms, uuid4
+from tokaudit.simulate.text import EPOCH_UTC, iso_ms, uuid4
 
 _encode = msgspec.json.encode
 MCP_PROTOCOL = "2025-11-25"
@@ -164,6 +171,8 @@ def claude_lines(sim: Sim, slug: str) -> list[bytes]:
     return out
 
 
+AGENT_FORMATS = ("claude-code", "codex", "otel")
+
 # The Codex model standing in for each Claude family (same price tier, roughly).
 CODEX_MODELS = {"opus": "gpt-5.1-codex-max", "sonnet": "gpt-5.1-codex", "haiku": "gpt-5.1-codex-mini"}
 CODEX_VERSION = "0.104.0"
@@ -171,7 +180,7 @@ CODEX_CONTEXT_WINDOW_TOKENS = 272_000
 
 
 def codex_session_uuid(sim: Sim) -> str:
-    """The rollout id of a session or subagent rendered as Codex (a subagent is a thread of its own)."""
+    """The id of a session or subagent rendered as Codex or OTel (a subagent is a thread or conversation of its own)."""
     if sim.agent is None:
         return sim.spec.session_uuid
     return uuid4(random.Random(f"{sim.spec.session_uuid}:{sim.agent.agent_id}:codex"))
@@ -255,6 +264,86 @@ def codex_lines(sim: Sim, parent: Sim | None = None) -> list[bytes]:
     return out
 
 
+OTEL_SERVICE = "sim-agent"
+_EPOCH_MS = int(EPOCH_UTC.timestamp() * 1000)
+_SPAN_INTERNAL, _SPAN_CLIENT = 1, 3
+
+
+def _otel_attrs(values: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for key, value in values.items():
+        if isinstance(value, bool):
+            v: dict[str, Any] = {"boolValue": value}
+        elif isinstance(value, int):
+            v = {"intValue": str(value)}  # OTLP/JSON writes int64 as a decimal string
+        else:
+            v = {"stringValue": str(value)}
+        out.append({"key": key, "value": v})
+    return out
+
+
+def _otel_export(spans: list[dict[str, Any]]) -> bytes:
+    resource = {"attributes": _otel_attrs({"service.name": OTEL_SERVICE, "service.version": "1.0.0"})}
+    return _encode({"resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": {"name": "tokaudit.simulate", "version": "1"}, "spans": spans}]}]})
+
+
+def _span(trace: str, span: str, parent: str | None, name: str, kind: int, start_ms: int, end_ms: int, attrs: dict[str, Any],
+          error: bool = False) -> dict[str, Any]:  # fmt: skip
+    # The simulator's clock counts from EPOCH_UTC; OTLP's from the Unix epoch, in nanoseconds.
+    start_ns, end_ns = ((_EPOCH_MS + ms) * 1_000_000 for ms in (start_ms, max(end_ms, start_ms)))
+    out = {"traceId": trace, "spanId": span, "name": name, "kind": kind, "startTimeUnixNano": str(start_ns), "endTimeUnixNano": str(end_ns),
+           "attributes": _otel_attrs(attrs), "status": {"code": 2 if error else 0}}  # fmt: skip
+    if parent:
+        out["parentSpanId"] = parent
+    return out
+
+
+def otel_lines(sim: Sim) -> list[bytes]:
+    """One session (and its subagents) as OTLP/JSON export requests of one trace (GenAI semantic conventions)."""
+    ids = random.Random(f"{sim.spec.session_uuid}:otel")
+    trace = f"{ids.getrandbits(128):032x}"
+    out: list[bytes] = []
+
+    def agent(run: Sim, parent_span: str | None) -> tuple[str, int, int]:
+        """Export ``run``'s requests and tools under a new agent span; returns (span id, start, end)."""
+        span_id = f"{ids.getrandbits(64):016x}"
+        start, end = run.spec.start_ms, run.spec.start_ms
+        for event in run.events:
+            if isinstance(event, Request):
+                u = event.usage
+                usage = {"gen_ai.usage.input_tokens": u.input_total_tokens, "gen_ai.usage.output_tokens": u.output_tokens,
+                         "gen_ai.usage.cache_read.input_tokens": u.cache_read_tokens,
+                         "gen_ai.usage.cache_creation.input_tokens": u.cache_write_5m_tokens + u.cache_write_1h_tokens}  # fmt: skip
+                attrs = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic", "gen_ai.request.model": event.model,
+                         "gen_ai.response.model": event.model, "gen_ai.response.id": event.message_id, **usage,
+                         "gen_ai.response.finish_reasons": event.stop_reason}  # fmt: skip
+                spans = [_span(trace, f"{ids.getrandbits(64):016x}", span_id, f"chat {event.model}", _SPAN_CLIENT, event.start_ms, event.end_ms, attrs)]
+                for use in event.tool_uses:
+                    result = use.result
+                    done_ms = result.ts_ms if result is not None else event.end_ms + 1
+                    tool_attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": use.name, "gen_ai.tool.call.id": use.id,
+                                  "gen_ai.tool.call.arguments": use.input_json.decode()}  # fmt: skip
+                    if result is not None:
+                        tool_attrs["gen_ai.tool.call.result"] = result.text
+                        if result.is_error:
+                            tool_attrs["error.type"] = "tool_error"
+                    spans.append(_span(trace, f"{ids.getrandbits(64):016x}", span_id, f"execute_tool {use.name}", _SPAN_INTERNAL,
+                                       event.end_ms + 1, done_ms, tool_attrs, error=bool(result and result.is_error)))  # fmt: skip
+                    end = max(end, done_ms)
+                out.append(_otel_export(spans))
+                end = max(end, event.end_ms)
+            elif isinstance(event, SubagentRun):
+                child = agent(event.sim, span_id)
+                end = max(end, child[2])
+        attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.agent.agent_type if run.agent else "coding-agent",
+                 "gen_ai.conversation.id": codex_session_uuid(run)}  # fmt: skip
+        out.append(_otel_export([_span(trace, span_id, parent_span, f"invoke_agent {attrs['gen_ai.agent.name']}", _SPAN_INTERNAL, start, end, attrs)]))
+        return span_id, start, end
+
+    agent(sim, None)
+    return out
+
+
 def _envelope(ts_ms: int, direction: str | None, server: McpServer, message: Any = None, **extra: Any) -> bytes:
     obj: dict[str, Any] = {"timestamp": iso_ms(ts_ms)}
     if direction:
@@ -317,10 +406,14 @@ def _rollout_path(out: Path, sim: Sim) -> Path:
 def write_session(out: Path, sim: Sim, slug: str, agent_format: str = "claude-code") -> dict[str, Any]:
     """Write one session's transcript, its subagents' transcripts and its MCP transcripts; returns their paths.
 
-    ``agent_format`` is ``claude-code`` or ``codex``: the format of the agent's side (MCP transcripts are the same).
+    ``agent_format`` is ``claude-code``, ``codex`` or ``otel``: the format of the agent's side (MCP transcripts are the same).
     """
     paths: dict[str, Any] = {"subagents": [], "mcp": []}
-    if agent_format == "codex":
+    if agent_format == "otel":
+        main = out / "otel" / f"{sim.spec.session_uuid}.jsonl"
+        written = write_lines(main, otel_lines(sim))  # subagents are spans of the same trace
+        paths["transcript"] = str(main.relative_to(out))
+    elif agent_format == "codex":
         main = _rollout_path(out, sim)
         written = write_lines(main, codex_lines(sim))
         paths["transcript"] = str(main.relative_to(out))
@@ -331,10 +424,10 @@ def write_session(out: Path, sim: Sim, slug: str, agent_format: str = "claude-co
     elif agent_format == "claude-code":
         written = _write_claude(out, sim, slug, paths)
     else:
-        raise ValueError(f"unknown agent format {agent_format!r}: claude-code or codex")
+        raise ValueError(f"unknown agent format {agent_format!r}: one of {', '.join(AGENT_FORMATS)}")
     for server in sim.servers.values():
         path = out / "mcp" / server.name / f"{server.connection}.jsonl"
-        client = ("codex-mcp-client", CODEX_VERSION) if agent_format == "codex" else ("claude-code", sim.spec.version)
+        client = {"codex": ("codex-mcp-client", CODEX_VERSION), "otel": (OTEL_SERVICE, "1.0.0")}.get(agent_format, ("claude-code", sim.spec.version))
         written += write_lines(path, mcp_lines(server, client[1], client[0]))
         paths["mcp"].append(str(path.relative_to(out)))
     paths["bytes"] = written
