@@ -593,6 +593,22 @@ def test_parse_in_two_pieces_equals_one_piece_when_traces_are_not_cut():
     assert merged([a, otel.parse(all_lines[5:], path=str(path), state=a.state)]) == whole
 
 
+def test_an_agent_named_by_a_later_piece_of_a_growing_file_names_the_session():
+    """The agent span ends last, so a file read while the agent runs names its session's agent later."""
+    agent = sp("agent", "invoke_agent Planner", start=0, end=30,
+               attrs={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner", "gen_ai.conversation.id": "conv-9"})  # fmt: skip
+    first_call = chat("c1", parent="agent", start=1, end=2, attrs={"gen_ai.usage.input_tokens": 5, "gen_ai.conversation.id": "conv-9"})
+    lines = [json.dumps(req(first_call)), json.dumps(req(agent))]
+    path = "growing.jsonl"
+    parsed = [Line(i + 1, i * 1000, text.encode()) for i, text in enumerate(lines)]
+    a = otel.parse(parsed[:1], path=path, state=None)
+    b = otel.parse(parsed[1:], path=path, state=a.state)
+    first = next(iter(a.sessions.values()))
+    assert first["agent"] == "otel"  # nothing named it yet
+    (session,) = merged([a, b])[2].values()
+    assert session["agent"] == "Planner" and session["task_label"] is None
+
+
 # --- sniffing ------------------------------------------------------------------------------------------
 
 

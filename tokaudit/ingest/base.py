@@ -199,8 +199,15 @@ def merge_tool_def(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+# Agents a format names sessions by until a line names the agent itself (an OTel trace's agent span
+# ends, and is exported, after the spans of its requests).
+GENERIC_AGENTS = frozenset({"otel"})
+
+
 def merge_session(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     merged = {k: (old.get(k) if old.get(k) is not None else new.get(k)) for k in old.keys() | new.keys()}
+    if old.get("agent") in GENERIC_AGENTS and new.get("agent") is not None:
+        merged["agent"] = new["agent"]
     starts = [t for t in (old.get("started_at_utc"), new.get("started_at_utc")) if t is not None]
     ends = [t for t in (old.get("ended_at_utc"), new.get("ended_at_utc")) if t is not None]
     merged["started_at_utc"] = min(starts) if starts else None
