@@ -305,7 +305,7 @@ def test_a_surface_change_is_inferred_from_the_agent_log_alone():
 
 
 @pytest.mark.parametrize(
-    "case", ["no cache loss", "server new to the session", "no new tool", "long pause", "transcript says unchanged"]
+    "case", ["no cache loss", "server new to the session", "no new tool", "long pause", "transcript says unchanged", "cache comes and goes"]
 )
 def test_no_surface_change_is_inferred_without_every_part_of_the_evidence(case):
     rug = shadow_after_cache_loss(
@@ -319,6 +319,9 @@ def test_no_surface_change_is_inferred_without_every_part_of_the_evidence(case):
             row["ts_utc"] += timedelta(minutes=10)
     if case == "transcript says unchanged":
         defs = changed_definitions("claude-code:maybe", "log_usage").head(1)
+    if case == "cache comes and goes":
+        # A provider that loses the warm cache on its own now and then: one more loss, later, says so.
+        rug.calls[4]["cache_read_tokens"] = 0
     findings = audit(*benign(30), rug, tool_defs=defs)
     assert not [f for f in by(findings, "tool_surface_change", rug.session_id) if f.metric != "definition_bytes"]
     assert not [f for f in by(findings, "economic_dos", rug.session_id) if "tool surface" in f.evidence["reasons"]]

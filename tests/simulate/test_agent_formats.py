@@ -58,7 +58,7 @@ def test_codex_totals_equal_the_simulators_accounting_in_openai_terms(ingested):
                       sum(output_tokens), sum(reasoning_tokens) FROM llm_calls_dedup GROUP BY 1""",
         )
     }
-    checked = 0
+    checked, lost_cache_tokens = 0, 0
     for gen in gens:
         runs = [(gen.label["session_id"], gen.sim, gen.label["tokens"])] + [
             (sub["session_id"], run.sim, sub["tokens"]) for sub, run in zip(gen.label["subagents"], gen.sim.subagents)
@@ -66,12 +66,15 @@ def test_codex_totals_equal_the_simulators_accounting_in_openai_terms(ingested):
         for session_id, sim, tokens in runs:
             calls, uncached, cached, written, output, reasoning = stored[session_id]
             assert calls == len(sim.requests)
-            # OpenAI counts no cache writes: what Claude wrote to the cache is uncached input here.
-            assert uncached == tokens["input_tokens"] + tokens["cache_write_5m_tokens"] + tokens["cache_write_1h_tokens"]
-            assert (cached, written, output) == (tokens["cache_read_tokens"], 0, tokens["output_tokens"])
+            # OpenAI counts no cache writes: what Claude wrote to the cache is uncached input here; and the
+            # provider now and then serves a warm prompt uncached (less cached, as much more uncached).
+            assert uncached + cached == sum(tokens[k] for k in ("input_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens"))
+            assert cached <= tokens["cache_read_tokens"] and (written, output) == (0, tokens["output_tokens"])
+            lost_cache_tokens += tokens["cache_read_tokens"] - cached
             assert reasoning == sum(b.tokens for r in sim.requests for b in r.blocks if b.kind == "thinking")
             checked += 1
     assert checked > len(gens)  # subagents included
+    assert lost_cache_tokens > 0
 
 
 def test_subagents_are_spawned_threads_and_compactions_are_events(ingested):

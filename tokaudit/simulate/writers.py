@@ -16,7 +16,8 @@ on disk, the agent's side in one of two formats:
   ``turn_context``, per request its ``reasoning`` / ``message`` / ``function_call``
   items and a ``token_count`` event with the running totals (OpenAI's inclusive
   counts: cached input inside input, reasoning inside output; a cache write is
-  uncached input), ``function_call_output`` items, a re-emitted ``token_count``
+  uncached input; the provider loses a warm cache now and then, as OpenAI's does),
+  ``function_call_output`` items, a re-emitted ``token_count``
   after some results (as Codex does), ``compacted`` lines; a subagent is a rollout
   of its own spawned by the parent thread (``source.subagent.thread_spawn``), which
   starts with the parent's running totals replayed within one second;
@@ -177,6 +178,7 @@ AGENT_FORMATS = ("claude-code", "codex", "otel")
 CODEX_MODELS = {"opus": "gpt-5.1-codex-max", "sonnet": "gpt-5.1-codex", "haiku": "gpt-5.1-codex-mini"}
 CODEX_VERSION = "0.104.0"
 CODEX_CONTEXT_WINDOW_TOKENS = 272_000
+CODEX_CACHE_LOSS_SHARE = 1 / 60
 
 
 def codex_session_uuid(sim: Sim) -> str:
@@ -190,11 +192,13 @@ def _codex_line(ts_ms: int, kind: str, payload: dict[str, Any]) -> bytes:
     return _encode({"timestamp": iso_ms(ts_ms), "type": kind, "payload": payload})
 
 
-def _codex_totals(totals: list[int], req: Request) -> list[int]:
-    """The running totals after ``req``: input (cached and written included), cached input, output, reasoning."""
+def _codex_totals(totals: list[int], req: Request, cached_cap: int | None = None) -> list[int]:
+    """The running totals after ``req``: input (cached and written included), cached input, output, reasoning.
+    ``cached_cap``: the provider lost the warm cache and served only this much of the prompt from it."""
     u = req.usage
     reasoning = sum(b.tokens for b in req.blocks if b.kind == "thinking")
-    step = [u.input_total_tokens, u.cache_read_tokens, u.output_tokens, reasoning]
+    cached = u.cache_read_tokens if cached_cap is None else min(u.cache_read_tokens, cached_cap)
+    step = [u.input_total_tokens, cached, u.output_tokens, reasoning]
     return [a + b for a, b in zip(totals, step)]
 
 
@@ -244,7 +248,10 @@ def codex_lines(sim: Sim, parent: Sim | None = None) -> list[bytes]:
                     item = {"type": "function_call", "name": use.name, "arguments": use.input_json.decode(), "call_id": f"call_{use.id}"}
                 out.append(_codex_line(block.line_ms, "response_item", item))
             before = totals
-            totals = _codex_totals(totals, event)
+            # OpenAI's prompt cache is best effort: now and then a warm prompt is served from the cache only up
+            # to a shared prefix (real rollouts: about one request in sixty, 2,560–3,456 tokens read back).
+            lost = event.index > 0 and rng.random() < CODEX_CACHE_LOSS_SHARE
+            totals = _codex_totals(totals, event, 128 * rng.randint(20, 27) if lost else None)
             out.append(_token_count(event.end_ms, totals, [a - b for a, b in zip(totals, before)]))
         elif isinstance(event, ToolResult):
             item = {"type": "function_call_output", "call_id": f"call_{event.tool_use.id}", "output": event.text}

@@ -15,11 +15,15 @@ the previous request's prompt from the cache although that request was at most
 ``max_gap_s`` earlier (the cache was warm), with no compaction and no model
 switch between them, followed — in that request or the next — by the first call
 to a new tool of a server the session already used: the server most likely
-re-announced its tools with a new one. Sessions whose transcript of that server
-was read are left to the transcript. False positives: a cache the provider lost
-just before the model first tried another tool of a server (rare: both at once),
-dynamic toolsets. The combined verdict needs more than this finding: a chain
-through the server, arguments written to it, or a costly session.
+re-announced its tools with a new one. Providers also lose a warm cache now and
+then on their own (real Codex logs: about one request in sixty), so the loss
+must be the session's only one, among at least ``min_warm_requests`` requests
+whose warm cache held: a session whose cache comes and goes says nothing.
+Sessions whose transcript of that server was read are left to the transcript.
+False positives: a cache the provider lost once, just before the model first
+tried another tool of a server; dynamic toolsets. The combined verdict needs
+more than this finding: a chain through the server, arguments written to it, or
+a costly session.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class Params:
     # Inferring a change from the agent's log alone:
     max_gap_s: float = 300.0  # the previous request at most this long before (the shortest cache TTL: the cache was warm)
     max_cache_read_share: float = 0.5  # of the previous request's prompt read back from the cache
+    min_warm_requests: int = 3  # other requests of the session, each a warm cache that held
 
 
 def _span(first, last) -> str:
@@ -114,10 +119,14 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
         ((pl.col("ts_utc") - prev["ts_utc"]).dt.total_milliseconds() / 1000).alias("gap_s"),
         prev["input_total_tokens"].alias("prev_input"),
         ((pl.col("segment") == prev["segment"]) & (pl.col("model") == prev["model"])).alias("same_span"),
-    ).filter(
-        pl.col("same_span").fill_null(False) & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0)
-        & (pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input"))
-    ).select("session_id", "turn", "gap_s", "prev_input", "cache_read_tokens", "input_total_tokens")  # fmt: skip
+    ).filter(pl.col("same_span").fill_null(False) & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0))
+    # Each request the cache should have served warm: lost or held. Only a session's single loss, among
+    # enough that held, stands out from the provider's own misses.
+    warm = breaks.with_columns((pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input")).alias("_lost"))
+    warm = warm.with_columns(pl.col("_lost").sum().over("session_id").alias("_losses"), pl.len().over("session_id").alias("_warm"))
+    breaks = warm.filter(pl.col("_lost") & (pl.col("_losses") == 1) & (pl.col("_warm") - 1 >= params.min_warm_requests)).select(
+        "session_id", "turn", "gap_s", "prev_input", "cache_read_tokens", "input_total_tokens"
+    )
     found = breaks.join(new_tools, on="session_id").filter((pl.col("tool_first") - pl.col("turn")).is_between(0, 1))
     # One finding per new tool: the cache break closest before its first call.
     found = found.sort("turn", descending=True).unique(["session_id", "tool_key"], keep="first").sort("session_id", "turn")
