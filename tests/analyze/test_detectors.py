@@ -304,6 +304,22 @@ def test_a_surface_change_is_inferred_from_the_agent_log_alone():
     assert verdict.evidence["reasons"] == ["tool surface"]
 
 
+def test_a_surface_change_is_inferred_for_mcp_tools_the_log_names_no_server_for():
+    """OpenHands logs MCP tools under bare names (marked MCP, no server): MCP already in use stands for the server."""
+    rug = shadow_after_cache_loss("openhands:rug")
+    for call in rug.tools:
+        if call["mcp_server"]:
+            call["mcp_server"], call["tool_key"] = None, call["tool_key"].split("/")[1]
+    findings = audit(*benign(30), rug)
+    (inferred,) = by(findings, "tool_surface_change", rug.session_id)
+    assert inferred.tool_key == "log_usage" and "the log names none" in inferred.explanation
+    # The agent's own tools are not MCP: a first Grep after a lost cache is nothing.
+    own = shadow_after_cache_loss("claude-code:own")
+    for call in own.tools:
+        call["is_mcp"] = False
+    assert not by(audit(*benign(30), own), "tool_surface_change", own.session_id)
+
+
 @pytest.mark.parametrize(
     "case", ["no cache loss", "server new to the session", "no new tool", "long pause", "transcript says unchanged", "cache comes and goes"]
 )

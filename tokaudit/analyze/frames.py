@@ -482,7 +482,8 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
             FROM ({tool_calls_sql(window.replace("session_id", "t.session_id", 1))}) AS t
         )
         SELECT session_id, tool_call_id, call_hash, _ts AS ts_utc,
-               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt, _kind_mcp)
+               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt, _kind_mcp),
+               coalesce(mcp_server IS NOT NULL OR _kind_mcp, false) AS is_mcp
         -- An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
         FROM ({steering_sql("t", "_ts NULLS FIRST, line_no", mcp="mcp_server IS NOT NULL OR _kind_mcp")})
         ORDER BY session_id, _ts NULLS FIRST, line_no

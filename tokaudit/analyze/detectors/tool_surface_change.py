@@ -48,6 +48,10 @@ class Params:
     min_warm_requests: int = 3  # other requests of the session, each a warm cache that held
 
 
+def _server_name(server: str) -> str:
+    return "its MCP server (the log names none)" if server == UNNAMED_SERVER else repr(server)
+
+
 def _span(first, last) -> str:
     return f"between {first} and {last}; " if first is not None and last is not None else ""
 
@@ -94,9 +98,14 @@ def detect(context: Context, params: Params) -> list[Finding]:
     return out
 
 
+UNNAMED_SERVER = "(unnamed MCP server)"
+
+
 def _inferred(context: Context, params: Params) -> list[Finding]:
     """Surface changes read from the agent's log: a cache lost while warm, then a new tool of a known server."""
-    tools = context.tools.filter(pl.col("mcp_server").is_not_null() & (pl.col("turn") >= 0))
+    # An MCP call the log names no server for (OpenHands' bare tool names, OTel without a server name)
+    # counts under one unnamed server: "a server already in use" is then "MCP already in use".
+    tools = context.tools.filter(pl.col("is_mcp") & (pl.col("turn") >= 0)).with_columns(pl.col("mcp_server").fill_null(UNNAMED_SERVER))
     if tools.is_empty():
         return []
     # A new tool of a server already in use: its first call came after the server's first call.
@@ -141,10 +150,11 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
                            "no compaction or model switch, then a first call to a new tool of a server in use"),
                 excess_tokens=lost, excess_usd=None, tool_key=d["tool_key"],
                 explanation=(
-                    f"Inferred from the agent's log (no tools/list of {d['mcp_server']!r} was read): request {d['turn']} read "
+                    f"Inferred from the agent's log (no tools/list of {_server_name(d['mcp_server'])} was read): request {d['turn']} read "
                     f"{d['cache_read_tokens']:,} of the {d['prev_input']:,} prompt tokens the request {d['gap_s']:.0f} s before it had "
                     f"sent, with no compaction or model switch between them, and then the model called {d['tool_key']!r} for the first "
-                    "time though it had used that server before. Tool definitions come first in the prompt, so the server most "
+                    f"time though it had used {'MCP' if d['mcp_server'] == UNNAMED_SERVER else 'that server'} before. Tool definitions come "
+                    "first in the prompt, so the server most "
                     "likely changed its tool surface mid-session (a rug pull adds a tool this way). Record the server's traffic "
                     "(tokaudit record) to see the definitions."
                 ),
