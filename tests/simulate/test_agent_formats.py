@@ -199,3 +199,17 @@ def test_agent_format_shares_are_checked():
         generate_session(1, 0, agent_formats={"gemini": 0.5})
     with pytest.raises(ValueError, match="shares"):
         generate_session(1, 0, agent_formats={"codex": 0.7, "otel": 0.6})
+
+
+def test_the_simulator_cli_takes_format_shares(tmp_path, capsys):
+    from tokaudit.simulate.__main__ import main as cli_main
+
+    out = tmp_path / "mix"
+    assert cli_main(["--out", str(out), "--sessions", "40", "--jobs", "1", "--agent-format", "codex=0.4", "--agent-format", "otel=0.3"]) == 0
+    labels = json.loads((out / "labels.json").read_text())
+    formats = Counter(lb["agent_format"] for lb in labels["sessions"])
+    assert set(formats) == {"claude-code", "codex", "otel"} and labels["agent_formats"] == {"codex": 0.4, "otel": 0.3}
+    assert all((out / folder).is_dir() for folder in ("projects", "codex", "otel", "mcp"))
+    with pytest.raises(SystemExit):
+        cli_main(["--out", str(tmp_path / "bad"), "--agent-format", "gemini=0.5"])
+    assert "FORMAT=SHARE" in capsys.readouterr().err
