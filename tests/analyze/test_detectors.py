@@ -302,6 +302,7 @@ def test_a_surface_change_is_inferred_from_the_agent_log_alone():
     assert "Inferred from the agent's log" in inferred.explanation
     (verdict,) = by(findings, "economic_dos", rug.session_id)
     assert verdict.evidence["reasons"] == ["tool surface"]
+    assert "(inferred from the agent's log)" in verdict.explanation
 
 
 def test_a_surface_change_is_inferred_for_mcp_tools_the_log_names_no_server_for():

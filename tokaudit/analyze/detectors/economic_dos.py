@@ -131,7 +131,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         if ratio is not None and "cohort's median" not in (chain.explanation if chain else ""):
             parts.append(f"The session cost {ratio:.1f}× its cohort's median.")
         if tool and _server(tool) in changed_servers:
-            parts.append("That server's tool definitions changed during the session.")
+            parts.append("That server's tool definitions changed during the session" + ("." if seen_change else " (inferred from the agent's log)."))
         if "directive_notices" in names:
             parts.append("Its results also told the model to call again.")
         parts.append(f"Detectors that fired: {', '.join(sorted(names))}.")

@@ -124,14 +124,15 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
         return []
     calls = context.frames.calls.filter(~pl.col("is_aggregate") & pl.col("session_id").is_in(new_tools["session_id"].unique().implode()))
     prev = {c: pl.col(c).shift(1).over("session_id") for c in ("ts_utc", "input_total_tokens", "segment", "model")}
-    breaks = calls.filter((pl.col("cache_read_tokens") > 0).any().over("session_id")).with_columns(
+    # The requests a warm cache should have served: same span as the one before, soon after it.
+    eligible = calls.filter((pl.col("cache_read_tokens") > 0).any().over("session_id")).with_columns(
         ((pl.col("ts_utc") - prev["ts_utc"]).dt.total_milliseconds() / 1000).alias("gap_s"),
         prev["input_total_tokens"].alias("prev_input"),
         ((pl.col("segment") == prev["segment"]) & (pl.col("model") == prev["model"])).alias("same_span"),
     ).filter(pl.col("same_span").fill_null(False) & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0))
     # Each request the cache should have served warm: lost or held. Only a session's single loss, among
     # enough that held, stands out from the provider's own misses.
-    warm = breaks.with_columns((pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input")).alias("_lost"))
+    warm = eligible.with_columns((pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input")).alias("_lost"))
     warm = warm.with_columns(pl.col("_lost").sum().over("session_id").alias("_losses"), pl.len().over("session_id").alias("_warm"))
     breaks = warm.filter(pl.col("_lost") & (pl.col("_losses") == 1) & (pl.col("_warm") - 1 >= params.min_warm_requests)).select(
         "session_id", "turn", "gap_s", "prev_input", "cache_read_tokens", "input_total_tokens"
@@ -147,15 +148,16 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
                 detector=NAME, severity="medium", session_id=d["session_id"], first_turn=d["turn"], last_turn=d["tool_first"],
                 metric="inferred_surface_change", value=float(lost),
                 threshold=(f"cache read < {params.max_cache_read_share:.0%} of the previous prompt ≤ {params.max_gap_s:.0f} s later, "
-                           "no compaction or model switch, then a first call to a new tool of a server in use"),
+                           f"no compaction or model switch, the session's only such loss among ≥ {params.min_warm_requests} warm "
+                           "requests that held; then a first call to a new tool of a server in use"),
                 excess_tokens=lost, excess_usd=None, tool_key=d["tool_key"],
                 explanation=(
                     f"Inferred from the agent's log (no tools/list of {_server_name(d['mcp_server'])} was read): request {d['turn']} read "
                     f"{d['cache_read_tokens']:,} of the {d['prev_input']:,} prompt tokens the request {d['gap_s']:.0f} s before it had "
                     f"sent, with no compaction or model switch between them, and then the model called {d['tool_key']!r} for the first "
-                    f"time though it had used {'MCP' if d['mcp_server'] == UNNAMED_SERVER else 'that server'} before. Tool definitions come "
-                    "first in the prompt, so the server most "
-                    "likely changed its tool surface mid-session (a rug pull adds a tool this way). Record the server's traffic "
+                    f"time though it had used {'MCP' if d['mcp_server'] == UNNAMED_SERVER else 'that server'} before. The cache held "
+                    "on the session's other requests. Tool definitions come first in the prompt, so the server most likely "
+                    "changed its tool surface mid-session (a rug pull adds a tool this way). Record the server's traffic "
                     "(tokaudit record) to see the definitions."
                 ),
                 evidence={"gap_s": d["gap_s"], "previous_prompt_tokens": d["prev_input"], "cache_read_tokens": d["cache_read_tokens"],
