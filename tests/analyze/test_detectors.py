@@ -322,7 +322,9 @@ def test_a_surface_change_is_inferred_for_mcp_tools_the_log_names_no_server_for(
 
 
 @pytest.mark.parametrize(
-    "case", ["no cache loss", "server new to the session", "no new tool", "long pause", "transcript says unchanged", "cache comes and goes"]
+    "case",
+    ["no cache loss", "server new to the session", "no new tool", "long pause", "transcript says unchanged", "cache comes and goes",
+     "a compaction the log did not record"],
 )
 def test_no_surface_change_is_inferred_without_every_part_of_the_evidence(case):
     rug = shadow_after_cache_loss(
@@ -336,12 +338,48 @@ def test_no_surface_change_is_inferred_without_every_part_of_the_evidence(case):
             row["ts_utc"] += timedelta(minutes=10)
     if case == "transcript says unchanged":
         defs = changed_definitions("claude-code:maybe", "log_usage").head(1)
+    if case == "a compaction the log did not record":
+        # The prompt shrank to a quarter: a new context, which no cache could have served.
+        rug.calls[2]["input_total_tokens"] = rug.calls[1]["input_total_tokens"] // 4
     if case == "cache comes and goes":
         # A provider that loses the warm cache on its own now and then: one more loss, later, says so.
         rug.calls[4]["cache_read_tokens"] = 0
     findings = audit(*benign(30), rug, tool_defs=defs)
     assert not [f for f in by(findings, "tool_surface_change", rug.session_id) if f.metric != "definition_bytes"]
     assert not [f for f in by(findings, "economic_dos", rug.session_id) if "tool surface" in f.evidence["reasons"]]
+
+
+def cache_session(session_id: str, *, shrink_before_miss: float | None, recorded: bool = False) -> Session:
+    """Six requests reading the warm cache, one that reads none of it, five more; the prompt before the miss
+    shrinks to ``shrink_before_miss`` of itself (a compaction; ``recorded``: the log says so) or not at all."""
+    s = Session(session_id)
+    for _ in range(6):
+        s.turn(tools=[("Read", '{"file_path":"/src/a.py"}', "code " * 400)])
+    if shrink_before_miss is not None:
+        s.context_tokens = int(s.context_tokens * shrink_before_miss)
+    s.turn(tools=[("Read", '{"file_path":"/src/b.py"}', "code " * 400)], cache_read_share=0.0)
+    for _ in range(5):
+        s.turn(tools=[("Read", '{"file_path":"/src/c.py"}', "code " * 400)])
+    # As a prompt cache bills it: each request reads the previous prompt back and writes only what was added.
+    for before, call in zip(s.calls, s.calls[1:]):
+        if call["turn"] != 6:
+            call["cache_read_tokens"] = min(before["input_total_tokens"], call["input_total_tokens"])
+            call["cache_write_5m_tokens"] = call["input_total_tokens"] - call["cache_read_tokens"] - call["input_tokens"]
+    if recorded:
+        for call in s.calls[6:]:
+            call["segment"] = 1
+    return s
+
+
+@pytest.mark.parametrize(("shrink", "recorded", "fires"), [(None, False, True), (0.3, True, False), (0.3, False, False)])
+def test_cache_miss_spend_counts_a_lost_prefix_but_not_a_new_context(shrink, recorded, fires):
+    """A prompt re-billed uncached is cache-miss spend; the first prompt after a compaction is new — whether the
+    log records the compaction (Claude Code, Codex) or only shows the prompt shrinking (OTel records none)."""
+    s = cache_session("claude-code:cache", shrink_before_miss=shrink, recorded=recorded)
+    found = by(audit(*benign(30), s, cache_miss_spend={"min_excess_tokens": 1000, "min_excess_share": 0.01}), "cache_miss_spend", s.session_id)
+    assert bool(found) == fires
+    if fires:
+        assert (found[0].first_turn, found[0].last_turn) == (6, 6) and found[0].excess_tokens > 10_000
 
 
 def test_cost_blowup_needs_a_cohort():

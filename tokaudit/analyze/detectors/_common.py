@@ -28,6 +28,22 @@ class Context:
         self._ratios: dict[str, float] = dict(zip(self.baselines["session_id"].to_list(), self.baselines["cost_ratio"].to_list()))
 
 
+# A prompt that shrank below this share of the request before it is a new context: a compaction or a
+# clear, whether or not the log recorded one (OTel records none).
+NEW_CONTEXT_SHARE = 0.5
+
+
+def same_context() -> pl.Expr:
+    """Per request (calls sorted by session and turn): it continues the previous request's context — same
+    compaction segment and model, and its prompt did not shrink below ``NEW_CONTEXT_SHARE`` of the previous
+    one. Only then should the previous prompt have been read back from the cache."""
+    prev = {c: pl.col(c).shift(1).over("session_id") for c in ("segment", "model", "input_total_tokens")}
+    return (
+        (pl.col("segment") == prev["segment"]) & (pl.col("model") == prev["model"])
+        & (pl.col("input_total_tokens") >= NEW_CONTEXT_SHARE * prev["input_total_tokens"])
+    ).fill_null(False)  # fmt: skip
+
+
 def fire_turn(calls: int) -> pl.Expr:
     """Aggregation: the turn of a group's ``calls``-th call (its last if it has fewer) — when an online
     guard counting to ``calls`` would have fired."""

@@ -6,8 +6,9 @@ that were billed at the full or cache-write price instead of the cache-read pric
 Fires when the session's excess is ≥ ``min_excess_share`` of its input and ≥
 ``min_excess_tokens``. Catches prefix invalidation (a ``tools/list`` change, a
 mutated system prompt, a server slower than the cache TTL). The first request,
-requests after a compaction and model switches are not counted, nor sessions
-that never report a cache read (no cache, or a provider that does not say).
+requests after a compaction (recorded, or seen as a prompt that shrank to less
+than half) and model switches are not counted, nor sessions that never report a
+cache read (no cache, or a provider that does not say).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context
+from tokaudit.analyze.detectors._common import Context, same_context
 
 NAME = "cache_miss_spend"
 TITLE = "Input re-billed after cache misses (D8)"
@@ -36,11 +37,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
     if calls.is_empty():
         return []
     prev_input = pl.col("input_total_tokens").shift(1).over("session_id")
-    same_span = (pl.col("segment") == pl.col("segment").shift(1).over("session_id")) & (
-        pl.col("model") == pl.col("model").shift(1).over("session_id")
-    )
     calls = calls.with_columns(
-        pl.when(same_span.fill_null(False))
+        pl.when(same_context())
         .then(
             pl.max_horizontal(
                 pl.lit(0),

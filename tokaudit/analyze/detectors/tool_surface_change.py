@@ -13,7 +13,8 @@ so): tool definitions come first in the prompt, so a new surface invalidates the
 whole prompt cache. A request that reads less than ``max_cache_read_share`` of
 the previous request's prompt from the cache although that request was at most
 ``max_gap_s`` earlier (the cache was warm), with no compaction and no model
-switch between them, followed — in that request or the next — by the first call
+switch between them (nor a prompt that shrank to less than half: a compaction the
+log did not record), followed — in that request or the next — by the first call
 to a new tool of a server the session already used: the server most likely
 re-announced its tools with a new one. Providers also lose a warm cache now and
 then on their own (real Codex logs: about one request in sixty), so the loss
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context
+from tokaudit.analyze.detectors._common import Context, same_context
 
 NAME = "tool_surface_change"
 TITLE = "Tool definitions changed mid-session or bloated (D12)"
@@ -123,13 +124,13 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
     if new_tools.is_empty():
         return []
     calls = context.frames.calls.filter(~pl.col("is_aggregate") & pl.col("session_id").is_in(new_tools["session_id"].unique().implode()))
-    prev = {c: pl.col(c).shift(1).over("session_id") for c in ("ts_utc", "input_total_tokens", "segment", "model")}
-    # The requests a warm cache should have served: same span as the one before, soon after it.
+    prev = {c: pl.col(c).shift(1).over("session_id") for c in ("ts_utc", "input_total_tokens")}
+    # The requests a warm cache should have served: the same context as the one before, soon after it.
     eligible = calls.filter((pl.col("cache_read_tokens") > 0).any().over("session_id")).with_columns(
         ((pl.col("ts_utc") - prev["ts_utc"]).dt.total_milliseconds() / 1000).alias("gap_s"),
         prev["input_total_tokens"].alias("prev_input"),
-        ((pl.col("segment") == prev["segment"]) & (pl.col("model") == prev["model"])).alias("same_span"),
-    ).filter(pl.col("same_span").fill_null(False) & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0))
+        same_context().alias("same_span"),
+    ).filter(pl.col("same_span") & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0))
     # Each request the cache should have served warm: lost or held. Only a session's single loss, among
     # enough that held, stands out from the provider's own misses.
     warm = eligible.with_columns((pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input")).alias("_lost"))
