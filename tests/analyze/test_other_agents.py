@@ -69,3 +69,27 @@ def test_a_cursor_drip_feed_in_a_codex_rollout_reaches_a_verdict(tmp_path):
     assert set(verdicts) == {"codex:019cdd6b-0000-7000-8000-000000000001"}
     (verdict,) = verdicts.values()
     assert verdict.tool_key == "docs/get_page" and "continuation_loop" in verdict.evidence["detectors"]
+
+
+def test_tool_calls_that_tie_on_time_and_line_keep_one_order(tmp_path):
+    """Parallel tool calls of an OTel trace start at one instant and come from one export line: their id orders them,
+    so every audit of the store sees the same call order (the cycle and chain detectors read it)."""
+    import polars as pl
+
+    from tokaudit.analyze.frames import load_frames
+    from tokaudit.simulate import generate_session
+    from tokaudit.simulate.writers import write_session
+
+    for i in range(3):
+        gen = generate_session(5, i, families=["coding_long"], agent_formats={"otel": 1.0})
+        write_session(tmp_path / "corpus", gen.sim, gen.slug, gen.agent_format)
+    with open_store(str(tmp_path / "t.duckdb")) as store:
+        ingest_paths(store, [tmp_path / "corpus" / "otel"], workers=1)
+        tools = load_frames(store).tools
+        lines = dict(store.duck.execute("SELECT tool_call_id, line_no FROM tool_calls").fetchall())
+    tools = tools.with_columns(pl.col("tool_call_id").replace_strict(lines, return_dtype=pl.Int64).alias("line_no"))
+    ties = tools.group_by("session_id", "ts_utc", "line_no").agg(pl.col("tool_call_id"), pl.col("call_idx")).filter(pl.col("call_idx").list.len() > 1)
+    assert ties.height > 0
+    for row in ties.iter_rows(named=True):
+        by_position = [t for _, t in sorted(zip(row["call_idx"], row["tool_call_id"]))]
+        assert by_position == sorted(row["tool_call_id"])

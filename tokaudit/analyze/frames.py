@@ -251,7 +251,8 @@ def _calls(store: Store, config: Config, window: str, window_params: list, event
                    AS input_usd_per_token_eff,
                CAST(p.output_usd_per_token AS DOUBLE) AS output_usd_per_token
         FROM tiered AS c {PRICE_JOIN}
-        ORDER BY c.session_id, c.ts_utc NULLS FIRST, c.line_no
+        -- The key last: rows of one line at one instant (spans of one OTel export) keep one order on every run.
+        ORDER BY c.session_id, c.ts_utc NULLS FIRST, c.line_no, c.call_key
         """,
         params,
     )
@@ -485,8 +486,9 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt, _kind_mcp),
                coalesce(mcp_server IS NOT NULL OR _kind_mcp, false) AS is_mcp
         -- An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
-        FROM ({steering_sql("t", "_ts NULLS FIRST, line_no", mcp="mcp_server IS NOT NULL OR _kind_mcp")})
-        ORDER BY session_id, _ts NULLS FIRST, line_no
+        FROM ({steering_sql("t", "_ts NULLS FIRST, line_no, tool_call_id", mcp="mcp_server IS NOT NULL OR _kind_mcp")})
+        -- The id last: calls of one line at one instant (parallel tools in one OTel export) keep one order on every run.
+        ORDER BY session_id, _ts NULLS FIRST, line_no, tool_call_id
         """,
         [CONTINUATION, DIRECTIVES, *window_params],
     )
