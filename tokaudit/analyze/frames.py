@@ -50,7 +50,7 @@ from tokaudit.config import Config
 from tokaudit.ingest.base import SIG_BINS
 from tokaudit.ingest.skeleton import MAX_ARG_VALUE_CHARS
 from tokaudit.store.engine import Store
-from tokaudit.store.queries import tool_calls_sql
+from tokaudit.store.queries import fetch_frame, tool_calls_sql
 
 # Output tokens cost about five times an input token across current models; the price-free cost
 # weights token kinds like a typical price list so sessions of one model compare by spend.
@@ -102,10 +102,10 @@ def load_frames(
         # The row range lets DuckDB skip the row groups of other batches' tool calls (the widest table).
         lo, hi = batch.tool_rowids or (0, -1)
         tool_window, tool_params = f"t.rowid BETWEEN ? AND ? AND {window}", [lo, hi, *window_params]
-    events = _arrow(store, f"SELECT * EXCLUDE (source_id) FROM session_events WHERE {window}", window_params)
+    events = fetch_frame(store, f"SELECT * EXCLUDE (source_id) FROM session_events WHERE {window}", window_params)
     calls = _calls(store, config, window, window_params, events)
     tools = _tools(store, calls, tool_window, tool_params)
-    sessions = _arrow(
+    sessions = fetch_frame(
         store,
         f"""
         SELECT session_id, any_value(agent) AS agent, any_value(project) AS project, any_value(task_label) AS task_label,
@@ -115,8 +115,8 @@ def load_frames(
         """,
         window_params,
     )
-    tool_defs = _arrow(store, f"SELECT * EXCLUDE (source_id) FROM tool_defs WHERE {window}", window_params)
-    links = _arrow(
+    tool_defs = fetch_frame(store, f"SELECT * EXCLUDE (source_id) FROM tool_defs WHERE {window}", window_params)
+    links = fetch_frame(
         store,
         f"""
         SELECT m.session_id, a.session_id AS agent_session_id
@@ -231,14 +231,10 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
     return batches
 
 
-def _arrow(store: Store, sql: str, params: list) -> pl.DataFrame:
-    return pl.from_arrow(store.relational.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
-
-
 def _calls(store: Store, config: Config, window: str, window_params: list, events: pl.DataFrame) -> pl.DataFrame:
     # The window goes inside the pricing CTEs: priced and tiered are only the requests read.
     ctes, params, _ = pricing_ctes(store, config, "UTC", None, None, scope=(window, window_params))
-    calls = _arrow(
+    calls = fetch_frame(
         store,
         f"""
         WITH {ctes}
@@ -465,7 +461,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
     sig = ", ".join(f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS))
     # Everything but the steering rule's inputs is reduced to its final (narrow) form first: the
     # rule's windows and the final sort then move fewer bytes per call.
-    tools = _arrow(
+    tools = fetch_frame(
         store,
         f"""
         WITH t AS (
@@ -531,7 +527,7 @@ def _family(model: pl.Expr) -> pl.Expr:
 
 def _estimate_tokens(store: Store, tools: pl.DataFrame) -> pl.DataFrame:
     """Argument and result tokens: the stored count, else the calibrated fit, else bytes/4 — with the method."""
-    fits = _arrow(store, "SELECT model_family, content_type, tokens_per_byte FROM token_fits", [])
+    fits = fetch_frame(store, "SELECT model_family, content_type, tokens_per_byte FROM token_fits", [])
     tools = tools.with_columns(_family(pl.col("model")).alias("_family"))
     if fits.is_empty():
         tools = tools.with_columns(pl.lit(None, pl.Float64).alias("_tpb"), pl.lit(None, pl.String).alias("_fit"))

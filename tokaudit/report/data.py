@@ -38,7 +38,7 @@ from tokaudit.config import Config
 from tokaudit.errors import TokauditError
 from tokaudit.redact import redact
 from tokaudit.store.engine import Store
-from tokaudit.store.queries import fetch_dicts, tool_calls_sql
+from tokaudit.store.queries import fetch_dicts, fetch_frame, tool_calls_sql
 
 MAX_PROBLEMS_LISTED = 20  # problems quoted in a report; the rest are counted by kind
 
@@ -144,10 +144,6 @@ def _in_window(day_sql: str, window: Window) -> tuple[str, list[Any]]:
     return "(" + " AND ".join(clauses) + ")", params
 
 
-def _arrow(store: Store, sql: str, params: list[Any]) -> pl.DataFrame:
-    return pl.from_arrow(store.relational.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
-
-
 # Rates cross to polars as doubles and costs are multiplied there: on a million requests DECIMAL
 # products and a SQL window for turn numbers cost seconds, and a report shows cents, not the
 # exact decimals `tokaudit usage` sums (the two agree to about 1e-12 of the total).
@@ -166,7 +162,7 @@ def load_calls(store: Store, config: Config, window: Window) -> pl.DataFrame:
     in_window, window_params = _in_window("CAST(c.ts_local AS DATE)", window)
     touched = "" if window.since is None and window.until is None else f"WHERE c.session_id IN (SELECT c.session_id FROM calls AS c WHERE {in_window})"
     rates = ", ".join(f"CAST(p.{r}_usd_per_token AS DOUBLE) AS _{r}" for r in _RATES)
-    calls = _arrow(
+    calls = fetch_frame(
         store,
         f"""
         WITH {ctes}
@@ -199,7 +195,7 @@ def load_calls(store: Store, config: Config, window: Window) -> pl.DataFrame:
 
 def _segments(store: Store, calls: pl.DataFrame) -> pl.Series:
     """For each request, how many compactions of its session happened at or before it."""
-    compactions = _arrow(
+    compactions = fetch_frame(
         store, "SELECT hash(session_id) AS sid, ts_utc AS _ts FROM session_events WHERE kind = 'compaction' AND ts_utc IS NOT NULL", []
     )
     if compactions.is_empty():
@@ -223,7 +219,7 @@ def load_tools(store: Store, window: Window, calls: pl.DataFrame) -> pl.DataFram
         )
     in_window, params = _in_window(_local_day(window.tz, "coalesce(t.ts_utc, t.result_ts_utc)"), window)
     per_byte = f"CAST(ceil(t.args_bytes / {HEURISTIC_BYTES_PER_TOKEN}) AS BIGINT)"
-    tools = _arrow(
+    tools = fetch_frame(
         store,
         f"""
         SELECT t.session_id, hash(t.session_id) AS sid, hash(t.call_key) AS call_hash, coalesce(t.ts_utc, t.result_ts_utc) AS ts_utc,
@@ -262,7 +258,7 @@ def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
 
 def load_sessions(store: Store, session_ids: list[str]) -> pl.DataFrame:
     """Agent, project, parent and start of the given sessions (one row each)."""
-    return _arrow(
+    return fetch_frame(
         store,
         """
         SELECT session_id, any_value(agent) AS agent, any_value(subagent_type) AS subagent_type, any_value(project) AS project,

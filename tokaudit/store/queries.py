@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokaudit.store.engine import Store
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def fetch_dicts(store: Store, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
@@ -12,6 +15,13 @@ def fetch_dicts(store: Store, sql: str, params: list[Any] | None = None) -> list
     cursor = store.duck.execute(sql, params or [])
     columns = [d[0] for d in cursor.description]
     return [dict(zip(columns, row)) for row in cursor.fetchall()]
+
+
+def fetch_frame(store: Store, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
+    """Run a query on the store's connection and return its rows as a polars frame (through Arrow)."""
+    import polars as pl  # here, not at the top: commands that only fetch rows (usage) start without it
+
+    return pl.from_arrow(store.relational.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
 
 
 def dedup_relation(store: Store) -> str:
