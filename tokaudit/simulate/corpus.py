@@ -58,7 +58,7 @@ from tokaudit.simulate.model import TTL_1H_MS, TTL_5M_MS, McpListing, SessionSpe
 from tokaudit.simulate.templates import TEMPLATE_FAMILIES
 from tokaudit.simulate.text import pick, ri, uuid4
 from tokaudit.simulate.text import slug as make_slug
-from tokaudit.simulate.writers import AGENT_FORMATS, codex_session_uuid, encode_cwd, write_session
+from tokaudit.simulate.writers import AGENT_FORMATS, encode_cwd, own_uuid, write_session
 
 GENERATOR_VERSION = 1
 DAY_MS = 86_400_000
@@ -224,7 +224,7 @@ def make_label(index: int, family: Family, knobs: dict[str, Any], info: dict[str
         "compactions": sim.compactions,
         "tokens": sim.totals().as_dict(),
         "subagents": [
-            {"session_id": f"{agent_format}:{codex_session_uuid(run.sim)}" if own_ids else f"{session_id}:agent-{run.agent_id}", "agent_type": run.agent_type, "model": run.sim.model,
+            {"session_id": f"{agent_format}:{own_uuid(run.sim)}" if own_ids else f"{session_id}:agent-{run.agent_id}", "agent_type": run.agent_type, "model": run.sim.model,
              "n_requests": len(run.sim.requests), "tokens": run.sim.totals().as_dict()}
             for run in sim.subagents
         ],  # fmt: skip

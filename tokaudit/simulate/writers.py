@@ -181,8 +181,8 @@ CODEX_CONTEXT_WINDOW_TOKENS = 272_000
 CODEX_CACHE_LOSS_SHARE = 1 / 60
 
 
-def codex_session_uuid(sim: Sim) -> str:
-    """The id of a session or subagent rendered as Codex or OTel (a subagent is a thread or conversation of its own)."""
+def own_uuid(sim: Sim) -> str:
+    """The id of a session, or of a subagent as a thread (Codex) or conversation (OTel) of its own."""
     if sim.agent is None:
         return sim.spec.session_uuid
     return uuid4(random.Random(f"{sim.spec.session_uuid}:{sim.agent.agent_id}:codex"))
@@ -213,9 +213,9 @@ def _token_count(ts_ms: int, totals: list[int], last: list[int]) -> bytes:
 def codex_lines(sim: Sim, parent: Sim | None = None) -> list[bytes]:
     """The rollout lines of one session (or, with its ``parent``, one subagent) in Codex CLI's shape."""
     spec = sim.spec
-    rng = random.Random(f"{codex_session_uuid(sim)}:codex-lines")
+    rng = random.Random(f"{own_uuid(sim)}:codex-lines")
     first_ms = min([r.start_ms for r in sim.requests] + [e.ts_ms for e in sim.events if isinstance(e, Prompt)], default=spec.start_ms)
-    meta = {"id": codex_session_uuid(sim), "timestamp": iso_ms(first_ms), "cwd": spec.cwd, "originator": "codex_cli_rs",
+    meta = {"id": own_uuid(sim), "timestamp": iso_ms(first_ms), "cwd": spec.cwd, "originator": "codex_cli_rs",
             "cli_version": CODEX_VERSION, "model_provider": "openai", "source": "cli"}  # fmt: skip
     out: list[bytes] = []
     totals = [0, 0, 0, 0]
@@ -225,7 +225,7 @@ def codex_lines(sim: Sim, parent: Sim | None = None) -> list[bytes]:
         # A spawned thread: its own meta, the parent's, then the parent's running totals replayed in one
         # second before the child's first line (readers skip the replay; it sets their baseline).
         replay_ms = (first_ms // 1000 - 1) * 1000
-        parent_id = codex_session_uuid(parent)
+        parent_id = own_uuid(parent)
         meta["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": parent_id, "depth": 1}}}
         out.append(_codex_line(replay_ms, "session_meta", meta))
         out.append(_codex_line(replay_ms, "session_meta", {**meta, "id": parent_id, "source": "cli"}))
@@ -343,7 +343,7 @@ def otel_lines(sim: Sim) -> list[bytes]:
                 child = agent(event.sim, span_id)
                 end = max(end, child[2])
         attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.agent.agent_type if run.agent else "coding-agent",
-                 "gen_ai.conversation.id": codex_session_uuid(run)}  # fmt: skip
+                 "gen_ai.conversation.id": own_uuid(run)}  # fmt: skip
         out.append(_otel_export([_span(trace, span_id, parent_span, f"invoke_agent {attrs['gen_ai.agent.name']}", _SPAN_INTERNAL, start, end, attrs)]))
         return span_id, start, end
 
@@ -407,7 +407,7 @@ def _rollout_path(out: Path, sim: Sim) -> Path:
     first_ms = min((r.start_ms for r in sim.requests), default=sim.spec.start_ms)
     stamp = iso_ms(first_ms)  # 2026-03-02T00:01:01.005Z
     day = stamp[:10].replace("-", "/")
-    return out / "codex" / "sessions" / day / f"rollout-{stamp[:19].replace(':', '-')}-{codex_session_uuid(sim)}.jsonl"
+    return out / "codex" / "sessions" / day / f"rollout-{stamp[:19].replace(':', '-')}-{own_uuid(sim)}.jsonl"
 
 
 def write_session(out: Path, sim: Sim, slug: str, agent_format: str = "claude-code") -> dict[str, Any]:

@@ -110,7 +110,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         if "overthinking" in names:
             reasons.append("overthinking")
         seen_change = any(f.detector == "tool_surface_change" and f.metric == "definition_versions" for f in found)
-        surface_changed = seen_change or any(f.detector == "tool_surface_change" and f.metric in SURFACE_CHANGES for f in found)
+        surface_changed = any(f.detector == "tool_surface_change" and f.metric in SURFACE_CHANGES for f in found)
         changed_servers = {_server(f.tool_key) for f in found if f.detector == "tool_surface_change" and f.tool_key}
         chain_on_changed = any(f.tool_key and _server(f.tool_key) in changed_servers for f in structural)
         written = max((args_by_server.get((session_id, server), 0) for server in changed_servers), default=0)
