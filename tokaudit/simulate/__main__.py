@@ -15,24 +15,26 @@ import os
 import sys
 from pathlib import Path
 
-from tokaudit.simulate.corpus import simulate
+from tokaudit.simulate.corpus import check_agent_formats, simulate
 from tokaudit.simulate.families import FAMILIES
 from tokaudit.simulate.writers import AGENT_FORMATS
 
 
 def parse_shares(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, float] | None:
-    """``["codex=0.3", "otel=0.2"]`` as ``{"codex": 0.3, "otel": 0.2}`` (None when empty)."""
+    """``["codex=0.3", "otel=0.2"]`` as ``{"codex": 0.3, "otel": 0.2}`` (None when empty); bad shares are a usage error."""
     shares = {}
     for item in items:
         name, sep, value = item.partition("=")
         try:
-            shares[name] = float(value) if sep else float("nan")
+            shares[name] = float(value)
         except ValueError:
-            shares[name] = float("nan")
-        if name not in AGENT_FORMATS[1:] or not 0 <= shares[name] <= 1:
-            parser.error(f"--agent-format takes FORMAT=SHARE with FORMAT one of {', '.join(AGENT_FORMATS[1:])} and SHARE in [0, 1], not {item!r}")
-    if sum(shares.values()) > 1:
-        parser.error("the --agent-format shares add up to more than 1")
+            sep = ""
+        if not sep or name == AGENT_FORMATS[0]:
+            parser.error(f"--agent-format takes FORMAT=SHARE with FORMAT one of {', '.join(AGENT_FORMATS[1:])}, not {item!r}")
+    try:
+        check_agent_formats(shares)
+    except ValueError as exc:
+        parser.error(f"--agent-format FORMAT=SHARE: {exc}")
     return shares or None
 
 

@@ -167,13 +167,21 @@ def generate_session(seed: int, index: int, *, families: Sequence[str] | None = 
     return Generated(sim, slug, make_label(index, family, knobs, info, sim, twin, agent_format), agent_format)
 
 
+def check_agent_formats(agent_formats: Mapping[str, float] | None) -> None:
+    """Raise ValueError unless ``agent_formats`` are shares (each in [0, 1], at most 1 in all) of known formats."""
+    if not agent_formats:
+        return
+    unknown = sorted(set(agent_formats) - set(AGENT_FORMATS))
+    shares = agent_formats.values()
+    if unknown or sum(shares) > 1 + 1e-9 or not all(0 <= v <= 1 for v in shares):
+        raise ValueError(f"agent formats must be shares (summing to at most 1) of {', '.join(AGENT_FORMATS)}: {dict(agent_formats)}")
+
+
 def draw_agent_format(rng: random.Random, agent_formats: Mapping[str, float] | None) -> str:
     """The format a session's agent side is written in: each of ``agent_formats`` with its share, else Claude Code."""
+    check_agent_formats(agent_formats)
     if not agent_formats:
         return "claude-code"
-    unknown = sorted(set(agent_formats) - set(AGENT_FORMATS))
-    if unknown or sum(agent_formats.values()) > 1 + 1e-9 or min(agent_formats.values()) < 0:
-        raise ValueError(f"agent formats must be shares (summing to at most 1) of {', '.join(AGENT_FORMATS)}: {dict(agent_formats)}")
     u = rng.random()
     for name, share in agent_formats.items():
         if u < share:
@@ -274,7 +282,7 @@ def simulate(out: str | Path, sessions: int, seed: int, *, families: Sequence[st
     unknown = [f for f in families or () if f not in FAMILIES]
     if unknown:
         raise ValueError(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
-    draw_agent_format(random.Random(0), agent_formats)  # refuses bad shares before any work
+    check_agent_formats(agent_formats)  # before any work
     started = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
