@@ -14,24 +14,30 @@ from tokaudit.simulate.writers import codex_lines, otel_lines, write_session
 SEED = 20260311
 
 
-@pytest.fixture(scope="module")
-def ingested(tmp_path_factory):
-    """Two sessions of every family, all written as Codex rollouts, ingested with their MCP transcripts."""
+def ingest_corpus(tmp_path_factory, agent_format: str):
+    """Two sessions of every family with the agent side written as ``agent_format``, ingested with their MCP
+    transcripts; yields the store, the ingest summary and the generated sessions."""
     from tokaudit.ingest.runner import ingest_paths
     from tokaudit.store import open_store
 
-    out = tmp_path_factory.mktemp("codex-corpus")
+    out = tmp_path_factory.mktemp(f"{agent_format}-corpus")
     gens = []
     for family in FAMILIES:
         for i in range(2):
-            gen = generate_session(SEED, i, families=[family], agent_formats={"codex": 1.0})
-            assert gen.agent_format == "codex"
+            gen = generate_session(SEED, i, families=[family], agent_formats={agent_format: 1.0})
+            assert gen.agent_format == agent_format and gen.label["session_id"].startswith(f"{agent_format}:")
             write_session(out, gen.sim, gen.slug, gen.agent_format)
             gens.append(gen)
-    store = open_store(str(tmp_path_factory.mktemp("db") / "codex.duckdb"))
-    summary = ingest_paths(store, [out / "codex", out / "mcp"], workers=1)
+    store = open_store(str(tmp_path_factory.mktemp("db") / f"{agent_format}.duckdb"))
+    summary = ingest_paths(store, [out / agent_format, out / "mcp"], workers=1)
     yield store, summary, gens
     store.close()
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    """Codex rollouts."""
+    yield from ingest_corpus(tmp_path_factory, "codex")
 
 
 def rows(store, sql):
@@ -128,22 +134,8 @@ def test_token_counts_run_on_and_every_call_has_its_output():
 
 @pytest.fixture(scope="module")
 def otel_ingested(tmp_path_factory):
-    """Two sessions of every family as OTLP/JSON traces, ingested with their MCP transcripts."""
-    from tokaudit.ingest.runner import ingest_paths
-    from tokaudit.store import open_store
-
-    out = tmp_path_factory.mktemp("otel-corpus")
-    gens = []
-    for family in FAMILIES:
-        for i in range(2):
-            gen = generate_session(SEED, i, families=[family], agent_formats={"otel": 1.0})
-            assert gen.agent_format == "otel" and gen.label["session_id"].startswith("otel:")
-            write_session(out, gen.sim, gen.slug, gen.agent_format)
-            gens.append(gen)
-    store = open_store(str(tmp_path_factory.mktemp("db") / "otel.duckdb"))
-    summary = ingest_paths(store, [out / "otel", out / "mcp"], workers=1)
-    yield store, summary, gens
-    store.close()
+    """OTLP/JSON traces."""
+    yield from ingest_corpus(tmp_path_factory, "otel")
 
 
 def test_otel_traces_ingest_without_a_problem_and_total_exactly(otel_ingested):
