@@ -475,14 +475,14 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
                    {sig},
-                   t.args_values, t.args_skeleton, t.result_excerpt, t.tool_kind = 'mcp' AS _kind_mcp
+                   t.args_values, t.args_skeleton, t.result_excerpt,
+                   -- An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
+                   coalesce(t.mcp_server IS NOT NULL OR t.tool_kind = 'mcp', false) AS is_mcp
             FROM ({tool_calls_sql(window.replace("session_id", "t.session_id", 1))}) AS t
         )
         SELECT session_id, tool_call_id, call_hash, _ts AS ts_utc,
-               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt, _kind_mcp),
-               coalesce(mcp_server IS NOT NULL OR _kind_mcp, false) AS is_mcp
-        -- An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
-        FROM ({steering_sql("t", "_ts NULLS FIRST, line_no, tool_call_id", mcp="mcp_server IS NOT NULL OR _kind_mcp")})
+               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt)
+        FROM ({steering_sql("t", "_ts NULLS FIRST, line_no, tool_call_id", mcp="is_mcp")})
         -- The id last: calls of one line at one instant (parallel tools in one OTel export) keep one order on every run.
         ORDER BY session_id, _ts NULLS FIRST, line_no, tool_call_id
         """,

@@ -1,8 +1,9 @@
-"""Writing simulated sessions in real log formats: Claude Code JSONL, Codex CLI rollouts and MCP JSON-RPC transcripts.
+"""Writing simulated sessions in real log formats: Claude Code JSONL, Codex CLI rollouts, OpenTelemetry traces and
+MCP JSON-RPC transcripts.
 
 The only I/O of the simulator. Line builders (``claude_lines``, ``codex_lines``,
-``mcp_lines``) are pure and return encoded lines; ``write_session`` puts them
-on disk, the agent's side in one of two formats:
+``otel_lines``, ``mcp_lines``) are pure and return encoded lines; ``write_session``
+puts them on disk, the agent's side in one of three formats:
 
 * ``<out>/projects/<encoded-cwd>/<sessionId>.jsonl`` — the main transcript
   (one line per content block, each repeating ``message.id``, ``requestId``
