@@ -275,12 +275,18 @@ def _segments(calls: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
     """For each request, how many compactions of its session happened at or before it."""
     if events.is_empty() or "kind" not in events.columns:
         return pl.Series("segment", [0] * calls.height, dtype=pl.Int64)
-    compactions = events.filter((pl.col("kind") == "compaction") & pl.col("ts_utc").is_not_null()).select("session_id", "ts_utc")
+    compactions = events.filter((pl.col("kind") == "compaction") & pl.col("ts_utc").is_not_null())
+    return compaction_segments(calls, compactions.select("session_id", pl.col("ts_utc").alias("_ts")), "session_id")
+
+
+def compaction_segments(calls: pl.DataFrame, compactions: pl.DataFrame, key: str) -> pl.Series:
+    """For each row of ``calls`` (columns ``key`` and ``ts_utc``), how many of its session's
+    ``compactions`` (columns ``key`` and ``_ts``) happened at or before it: the ``segment`` column."""
     if compactions.is_empty():
         return pl.Series("segment", [0] * calls.height, dtype=pl.Int64)
     # Compactions are few: count them per request with a join on the sessions that have any.
-    keyed = calls.select(pl.int_range(pl.len()).alias("_row"), "session_id", "ts_utc").join(compactions, on="session_id", suffix="_c")
-    counts = keyed.group_by("_row").agg((pl.col("ts_utc_c") <= pl.col("ts_utc")).sum().alias("segment"))
+    keyed = calls.select(pl.int_range(pl.len()).alias("_row"), key, "ts_utc").join(compactions, on=key)
+    counts = keyed.group_by("_row").agg((pl.col("_ts") <= pl.col("ts_utc")).sum().alias("segment"))
     full = pl.DataFrame({"_row": pl.int_range(calls.height, eager=True)}).join(counts, on="_row", how="left")
     return full.sort("_row")["segment"].fill_null(0).cast(pl.Int64)
 

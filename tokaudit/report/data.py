@@ -31,6 +31,7 @@ from typing import Any
 
 import polars as pl
 
+from tokaudit.analyze.frames import compaction_segments
 from tokaudit.analyze.pricing import price_source
 from tokaudit.analyze.tokens import HEURISTIC_BYTES_PER_TOKEN, result_tokens_sql
 from tokaudit.analyze.usage import COST_SQL, PRICE_JOIN, pricing_ctes
@@ -198,13 +199,7 @@ def _segments(store: Store, calls: pl.DataFrame) -> pl.Series:
     compactions = fetch_frame(
         store, "SELECT hash(session_id) AS sid, ts_utc AS _ts FROM session_events WHERE kind = 'compaction' AND ts_utc IS NOT NULL", []
     )
-    if compactions.is_empty():
-        return pl.Series("segment", [0] * calls.height, dtype=pl.Int64)
-    # Compactions are few: count them per request over the sessions that have any.
-    keyed = calls.select(pl.int_range(pl.len()).alias("_row"), "sid", "ts_utc").join(compactions, on="sid")
-    counts = keyed.group_by("_row").agg((pl.col("_ts") <= pl.col("ts_utc")).sum().alias("segment"))
-    full = pl.DataFrame({"_row": pl.int_range(calls.height, eager=True)}).join(counts, on="_row", how="left")
-    return full.sort("_row")["segment"].fill_null(0).cast(pl.Int64)
+    return compaction_segments(calls, compactions, "sid")
 
 
 def load_tools(store: Store, window: Window, calls: pl.DataFrame) -> pl.DataFrame:
