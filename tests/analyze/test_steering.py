@@ -73,6 +73,13 @@ def test_new_arguments_while_the_results_progress_meter_rises_are_paced_by_the_s
     assert steered(calls) == [False, True, True, True]
 
 
+@pytest.mark.parametrize("meter", ['{{"status":"partial","coverage_pct":{pct}}}', '{{"state":"incomplete","progress": {frac}}}'])
+def test_a_meter_under_a_progress_key_rising_paces_new_arguments(meter):
+    scopes = [".", "lib/api", "apps/web", "services/jobs"]
+    calls = [(f'{{"repo":"acme/app","scope":"{s}"}}', meter.format(pct=pct, frac=pct / 100)) for s, pct in zip(scopes, (4, 10, 14, 17))]
+    assert steered(calls) == [False, True, True, True]
+
+
 def test_polling_a_job_whose_progress_rises_is_not_steered():
     calls = [('{"job_id":"j-42"}', f"status: running, progress {pct}%") for pct in (10, 40, 70, 100)]
     assert steered(calls) == [False, False, False, False]

@@ -411,11 +411,13 @@ _STEERED_RULE = _fill(
 SHAPE_SQL = """hash(regexp_extract_all(args_skeleton, '"((?:[^"\\\\]|\\\\.)*)"\\s*:', 1))"""
 
 
-# A progress meter in a result: the first "NN%" or "N of M" / "N/M". A server that paces a chain
+# A progress meter in a result: a number under a progress-like key ("coverage_pct": 40, "progress": 0.4),
+# else the first "NN%" or "N of M" / "N/M". A server that paces a chain
 # (LoopTrap: "coverage 60 % — continue") shows it rising while the model keeps calling with new
 # arguments of the same keys; a job being polled shows it rising too, but the poll's arguments never
 # change. Free-text commands are left out: their output (curl's progress table) is full of percents.
 METER_SQL = r"""TRY_CAST(coalesce(
+    nullif(regexp_extract(result_excerpt, '(?i)(?:pct|percent|progress|completion)[a-z_]*"?\s*[:=]\s*"?([0-9]+(?:[.][0-9]+)?)', 1), ''),
     nullif(regexp_extract(result_excerpt, '([0-9]+(?:[.][0-9]+)?) ?%', 1), ''),
     nullif(regexp_extract(result_excerpt, '([0-9]+) ?(?:/|of) ?[0-9]+', 1), '')) AS DOUBLE)"""
 
