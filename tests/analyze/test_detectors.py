@@ -434,6 +434,38 @@ def test_sponge_results_far_above_the_tools_usual_size():
     assert not [f for f in by(findings, "amplification") if f.session_id != sponge.session_id and f.metric == "result_size_vs_tool_median"]
 
 
+def test_one_session_calling_a_sponge_many_times_does_not_set_the_tools_usual_size():
+    sessions = benign(30)
+    for s in sessions[:4]:  # four sessions use the tool once each, with ordinary results
+        s.turn(tools=[("kb/lookup", '{"q":"retention"}', "Retention policy: " + "keep backups for 30 days. " * 120)])
+    sponge = Session("claude-code:sponge")
+    for i in range(15):  # more calls than all other sessions together: a per-call median would be the sponge's
+        sponge.turn(tools=[("kb/lookup", f'{{"q":"retention {i}"}}', f"Context {i}. " + "Policies evolve over time. " * 1200)])
+    sponge.turn(stop_reason="end_turn")
+    findings = audit(*sessions, sponge)
+    (f,) = [f for f in by(findings, "amplification", sponge.session_id) if f.metric == "result_size_vs_tool_median"]
+    assert f.evidence["baseline"] == "tool" and f.evidence["calls"] == 15 and f.value >= 10
+    assert by(findings, "economic_dos", sponge.session_id)
+
+
+def test_a_server_seen_in_one_session_is_measured_against_mcp_results_at_large():
+    sessions = benign(30)
+    for k, s in enumerate(sessions[:12]):  # MCP tools elsewhere return small results
+        s.turn(tools=[(("weather/get", "tickets/list", "docs/search")[k % 3], f'{{"q":"item {k}"}}', "a short answer " * 10)])
+    sponge = Session("claude-code:new-server")
+    for i in range(6):
+        sponge.turn(tools=[("deepdocs/read", f'{{"section":"{i}"}}', f"Section {i}. " + "Background on the subject. " * 1500)])
+    sponge.turn(stop_reason="end_turn")
+    findings = audit(*sessions, sponge)
+    (f,) = [f for f in by(findings, "amplification", sponge.session_id) if f.metric == "result_size_vs_tool_median"]
+    assert f.evidence["baseline"] == "mcp" and "median MCP result" in f.explanation and "only 1 of the analysed sessions" in f.explanation
+    # The agent's own tools keep their own baseline, however few sessions used them.
+    reader = Session("claude-code:reader")
+    reader.turn(tools=[("NotebookRead", '{"path":"/a.ipynb"}', "cell\n" * 9000), ("NotebookRead", '{"path":"/b.ipynb"}', "cell\n" * 9000)])
+    reader.turn(tools=[("NotebookRead", '{"path":"/c.ipynb"}', "cell\n" * 20)])
+    assert not [f for f in by(audit(*sessions, reader), "amplification", reader.session_id) if f.metric == "result_size_vs_tool_median"]
+
+
 def test_retrying_a_failed_call_between_sleeps_is_not_a_cycle():
     s = Session("claude-code:retry")
     text = "Translate this paragraph about the rollout plan and its risks, carefully and completely. " * 4

@@ -38,6 +38,11 @@ def test_an_offset_with_a_constant_stride_is_steered_from_its_second_step():
     assert steered(calls) == [False, False, True, True]
 
 
+def test_a_countdown_with_a_constant_step_is_steered_from_its_second_step():
+    calls = [(f'{{"job":"sync","remaining":{n}}}', "Batch stored.") for n in (24, 23, 22, 21)]
+    assert steered(calls) == [False, False, True, True]
+
+
 def test_ids_from_a_listing_in_increasing_order_are_not_steered():
     calls = [(f'{{"number":{n},"state":"closed"}}', f"Closed #{n}") for n in (101, 147, 230, 231, 400)]
     assert steered(calls) == [False, False, False, True, False]  # one accidental +1 step is not a chain

@@ -331,7 +331,8 @@ def _fill(sql: str, *slots: tuple[str, str]) -> str:
 
 # A call is *steered* when every argument value that changed since the previous call of the same
 # tool and argument shape (the same keys) is evidence that the server chose it:
-#   - it went up by one, or by the step it went up before (a counter, page or offset; numbers inside
+#   - it went up by one, or moved by the same step as before, up or down (a counter, page, offset or
+#     countdown of steps "remaining"; numbers inside
 #     text are not counters — "f3.py" → "f4.py" is a batch over numbered files);
 #   - it was copied as a token from that call's result (a cursor, an id, a scope the result named);
 #   - for an MCP call: a number of three digits or more, or a value whose numbers alone changed, that
@@ -371,7 +372,7 @@ _STEERED_RULE = _fill(
         WHEN args_values[i] = {prev}[i] THEN 0
         WHEN regexp_full_match(args_values[i], '-?[0-9]+([.][0-9]+)?')  -- parse only what can be a number
              AND coalesce(TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE) = 1
-                      OR (TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST({prev}[i] AS DOUBLE)
+                      OR (TRY_CAST(args_values[i] AS DOUBLE) != TRY_CAST({prev}[i] AS DOUBLE)
                           AND TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE)
                               = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN 1
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
