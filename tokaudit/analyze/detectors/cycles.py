@@ -20,7 +20,11 @@ periods, ``max_errors_per_period``) is failure spend (D9).
 
 The sequence is read twice: every call of the session, and its MCP calls alone
 — a cycle between servers stays one when the model runs a few of its own tools
-(a grep, a file read) between the steps.
+(a grep, a file read) between the steps. In the MCP view the argument floor does
+not apply: servers handing the model back and forth with small arguments (A → B
+→ A → B, the same calls each time) are reported too, marked ``light_args``, and
+the combined verdict asks a cost above the cohort of them (two status tools
+polled in turn look the same).
 """
 
 from __future__ import annotations
@@ -53,13 +57,17 @@ def detect(context: Context, params: Params) -> list[Finding]:
     findings: list[Finding] = []
     seen: dict[str, list[tuple[int, int]]] = {}
     # Servers first: where the model's own calls interrupt a cycle, the servers' view holds all of it.
-    for view in (t.filter(pl.col("mcp_server").is_not_null()), t):
-        _find_cycles(context, view, params, findings, seen)
+    for view, light_ok in ((t.filter(pl.col("mcp_server").is_not_null()), True), (t, False)):
+        _find_cycles(context, view, params, findings, seen, light_ok)
     return findings
 
 
-def _find_cycles(context: Context, t: pl.DataFrame, params: Params, findings: list[Finding], seen: dict[str, list[tuple[int, int]]]) -> None:
-    """Append to ``findings`` the cycles in ``t`` (calls in session order) overlapping none in ``seen`` (turn ranges per session)."""
+def _find_cycles(
+    context: Context, t: pl.DataFrame, params: Params, findings: list[Finding], seen: dict[str, list[tuple[int, int]]], light_ok: bool
+) -> None:
+    """Append to ``findings`` the cycles in ``t`` (calls in session order) overlapping none in ``seen`` (turn ranges per session).
+    ``light_ok``: cycles below the argument floor count too, marked ``light_args`` (servers handing the model back
+    and forth with small arguments: the combined verdict asks a cost above the cohort for those)."""
     # The calls are in session order: a plain shift within the same session is "k calls back".
     narration = t["unnarrated_hashes"].list.len().max() or 0
 
@@ -110,7 +118,7 @@ def _find_cycles(context: Context, t: pl.DataFrame, params: Params, findings: li
             (pl.col("matched") >= period * (params.min_repetitions - 1))
             & (pl.col("tools") >= 2)
             & (pl.col("mean_novelty").fill_null(0) < params.max_novelty)
-            & (pl.col("args_tokens") >= params.min_mean_args_tokens * pl.col("matched"))
+            & ((pl.col("args_tokens") >= params.min_mean_args_tokens * pl.col("matched")) | light_ok)
             & (pl.col("repeat_share") >= params.min_repeat_share)
             & (pl.col("errors") * period <= params.max_errors_per_period * pl.col("matched"))
         )
@@ -127,6 +135,7 @@ def _find_cycles(context: Context, t: pl.DataFrame, params: Params, findings: li
                                f"and ≥ {params.min_mean_args_tokens} argument tokens per call"),
                     what=(f"A period-{period} cycle across {run['tools']} tools repeated {run['calls'] / period:.0f} times with the same arguments "
                           f"({run['args_tokens']:,} argument tokens re-written), returning little new."),
-                    extra={"period": period, "repeat_share": run["repeat_share"]},
+                    extra={"period": period, "repeat_share": run["repeat_share"],
+                           "light_args": run["args_tokens"] < params.min_mean_args_tokens * run["matched"]},
                 )
             )

@@ -97,7 +97,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
         structural = [f for f in found if f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric == "result_size_vs_tool_median")]
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
-        strong = [f for f in structural if f.detector in STRONG]
+        # A cycle of small arguments between servers could be two tools polled in turn: it needs the cost gate.
+        strong = [f for f in structural if f.detector in STRONG and not f.evidence.get("light_args")]
         reasons = []
         if strong:
             reasons.append("steered loop" if any(f.detector == "continuation_loop" for f in strong) else "cycle")
