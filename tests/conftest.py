@@ -49,11 +49,22 @@ def load_json(path: Path):
 
 
 def snapshot(store) -> dict[str, list]:
-    """Every row of every ingest table (minus ingest time), sorted: equal snapshots mean nothing changed."""
+    """Every row of every ingest table (minus ingest time), sorted: equal snapshots mean nothing changed.
+
+    Source ids are surrogate keys (files are written largest first, so they follow file sizes): each
+    is replaced by its file's rank in path order in the tables that refer to one, so two stores that read
+    the same files compare equal (``sources`` keeps its ids: within one store they must not change).
+    """
+    ranked = store.duck.execute("SELECT source_id FROM sources ORDER BY path").fetchall()
+    paths = {source_id: f"source#{rank}" for rank, (source_id,) in enumerate(ranked)}
     out = {}
     for table in ("sources", "sessions", "llm_calls", "tool_calls", "tool_defs", "session_events", "ingest_problems"):
         cur = store.duck.execute(f"SELECT * FROM {table}")
         cols = [d[0] for d in cur.description]
-        rows = [tuple(v for c, v in zip(cols, r) if c != "ingested_at_utc") for r in cur.fetchall()]
+        rows = [
+            tuple(paths.get(v, v) if c in ("source_id", "linked_source_id") and table != "sources" else v
+                  for c, v in zip(cols, r) if c != "ingested_at_utc")
+            for r in cur.fetchall()
+        ]
         out[table] = sorted(rows, key=repr)
     return out

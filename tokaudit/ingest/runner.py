@@ -46,6 +46,7 @@ from tokaudit.redact import excerpt
 GROUP_FILES = 200
 GROUP_ROWS = 250_000
 WORKER_CHUNK_FILES = 25
+WORKER_CHUNK_BYTES = 16 * 1024 * 1024
 # A file with one of these suffixes that no format recognises is skipped as not a log (counted, not a
 # problem): JSON documents sit beside logs everywhere. Other unrecognised files are problems.
 NOT_A_LOG_SUFFIXES = (".json",)
@@ -321,8 +322,8 @@ def ingest_files(
 
 
 def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: int, workers: int) -> Iterator[Any]:
-    """Parsed files in batches of whole files; in worker processes (in order, a few chunks ahead)
-    when there are several workers and at least two chunks of files for them."""
+    """Parsed files in batches of whole files, largest first; in worker processes (in order, a few
+    chunks ahead) when there are several workers and at least two chunks of files for them."""
     if not works:
         return  # nothing to parse: do not pay for importing pyarrow and SQLAlchemy
     from tokaudit.store.load import build_batch
@@ -330,7 +331,7 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
     if workers <= 1 or len(works) < 2 * WORKER_CHUNK_FILES:
         pending: list[FileOutcome] = []
         rows = 0
-        for work in works:
+        for work in _largest_first(works):
             outcome = parse_file(work, forced_format, max_line_bytes)
             pending.append(outcome)
             r = outcome.result
@@ -344,16 +345,39 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
     from collections import deque
     from concurrent.futures import ProcessPoolExecutor
 
-    chunks = [works[i : i + WORKER_CHUNK_FILES] for i in range(0, len(works), WORKER_CHUNK_FILES)]
     with ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
-        # Keep only a few chunks in flight so parsed-but-unwritten rows stay bounded in memory.
+        # A few chunks in flight, so parsed-but-unwritten rows stay bounded in memory: twice the workers,
+        # so each has a chunk to parse while this process writes. Written in order (the same source ids
+        # whatever the number of workers); the largest files come first, so the others rarely wait on one.
         in_flight: deque = deque()
-        for chunk in chunks:
+        for chunk in _chunks(works):
             in_flight.append(pool.submit(_parse_chunk, chunk, forced_format, max_line_bytes))
-            if len(in_flight) >= workers:
+            if len(in_flight) >= 2 * workers:
                 yield in_flight.popleft().result()
         while in_flight:
             yield in_flight.popleft().result()
+
+
+def _largest_first(works: list[FileWork]) -> list[FileWork]:
+    """Files by the bytes left to read, most first (ties in the order given): the order they are written in."""
+    return sorted(works, key=lambda w: w.size_bytes - w.start_offset, reverse=True)
+
+
+def _chunks(works: list[FileWork]) -> list[list[FileWork]]:
+    """Files grouped for the workers, largest first (so the long-tailed biggest files do not finish last),
+    each chunk at most ``WORKER_CHUNK_FILES`` files or about ``WORKER_CHUNK_BYTES`` of new bytes."""
+    chunks: list[list[FileWork]] = []
+    chunk: list[FileWork] = []
+    size = 0
+    for work in _largest_first(works):
+        if chunk and (len(chunk) >= WORKER_CHUNK_FILES or size + work.size_bytes - work.start_offset > WORKER_CHUNK_BYTES):
+            chunks.append(chunk)
+            chunk, size = [], 0
+        chunk.append(work)
+        size += work.size_bytes - work.start_offset
+    if chunk:
+        chunks.append(chunk)
+    return chunks
 
 
 def _exit_with_parent(parent_pid: int) -> None:
