@@ -161,3 +161,14 @@ def test_show_marks_the_steered_calls_and_the_flagged_turns_of_a_counter_loop(tm
     data = json.loads(run("show", "--db", db, attack["session_id"], "--json"))
     steered = [x for t in data["turns"] for x in t["tools"] if x["steered"]]
     assert len(steered) >= 8 and {x["tool"] for x in steered} == {f"{attack['attack_server']}/{attack['attack_tool']}"}
+
+
+def test_show_finds_a_session_by_its_bare_id_beside_its_subagents(tmp_path):
+    db = tmp_path / "t.duckdb"
+    run("ingest", "--db", db, FIXTURES / "claude-code")
+    parent = "894af375-a52f-4d5a-a92d-9d9c279b1489"  # has a subagent: claude-code:<id>:agent-…
+    data = json.loads(run("show", "--db", db, parent, "--json"))
+    assert data["session"]["session_id"] == f"claude-code:{parent}"
+    assert [sub["session_id"] for sub in data["subagents"]] == [f"claude-code:{parent}:agent-a802f38266558e95a"]
+    assert f"subagent claude-code:{parent}:agent-a802f38266558e95a" in run("show", "--db", db, parent)
+    assert "matches several sessions" in run("show", "--db", db, parent[:8], expect=2)  # a prefix of both stays ambiguous

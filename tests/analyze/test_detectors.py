@@ -131,7 +131,8 @@ def test_cycle_between_two_servers_re_sending_a_draft():
 
 
 def test_servers_handing_the_model_back_and_forth_with_small_arguments():
-    """A → B → A → B with the same small arguments: a cycle (light arguments), a verdict once it costs more than its cohort."""
+    """A → B → A → B with the same small arguments: a cycle (light arguments), a verdict once it has gone round
+    many times (or costs more than its cohort); two status tools polled in turn a few times are not one."""
     pingpong = Session("claude-code:pingpong")
     for _ in range(12):
         pingpong.turn(tools=[("ledger/reconcile", '{"account":"ACME"}', "Reconciliation needs a fresh audit trail. " * 30)])
@@ -146,6 +147,24 @@ def test_servers_handing_the_model_back_and_forth_with_small_arguments():
     assert by(findings, "economic_dos", pingpong.session_id)
     assert [c.evidence["light_args"] for c in by(findings, "cycles", watch.session_id)] == [True]
     assert not by(findings, "economic_dos", watch.session_id)
+
+
+@pytest.mark.parametrize("mcp", [False, True])
+def test_a_cycle_of_the_agents_own_tools_is_coding_work(mcp):
+    """Read the same file, edit it, run the same test, again and again: with the agent's own tools that is
+    coding work, reported as a cycle but no verdict; the same cycle through servers is one."""
+    read, edit, test = ("fs/read", "fs/edit", "ci/test") if mcp else ("Read", "Edit", "Bash")
+    s = Session("claude-code:edit-test")
+    for k in range(4):
+        s.turn(tools=[(read, '{"file_path":"/src/app/billing.py","offset":1,"limit":400}', "def total(lines): return sum(lines)")])
+        body = f"    # rounding rule {k}: " + "round half to even on every invoice line, then sum the lines. " * 6
+        s.turn(tools=[(edit, f'{{"file_path":"/src/app/billing.py","old_string":"sum(lines)","new_string":"{body}"}}', "ok")])
+        s.turn(tools=[(test, '{"command":"pytest -q tests/test_billing.py --maxfail=1 --disable-warnings -p no:cacheprovider"}',
+                       "1 failed: assert 41 == 42")])
+    findings = audit(*benign(30), s)
+    (cycle,) = by(findings, "cycles", s.session_id)
+    assert cycle.evidence["mcp"] is mcp and not cycle.evidence["light_args"]
+    assert bool(by(findings, "economic_dos", s.session_id)) is mcp
 
 
 def test_a_cycle_between_servers_with_the_models_own_tools_in_between():
@@ -462,26 +481,8 @@ def test_one_session_calling_a_sponge_many_times_does_not_set_the_tools_usual_si
     sponge.turn(stop_reason="end_turn")
     findings = audit(*sessions, sponge)
     (f,) = [f for f in by(findings, "amplification", sponge.session_id) if f.metric == "result_size_vs_tool_median"]
-    assert f.evidence["baseline"] == "tool" and f.evidence["calls"] == 15 and f.value >= 10
+    assert f.evidence["calls"] == 15 and f.value >= 10
     assert by(findings, "economic_dos", sponge.session_id)
-
-
-def test_a_server_seen_in_one_session_is_measured_against_mcp_results_at_large():
-    sessions = benign(30)
-    for k, s in enumerate(sessions[:12]):  # MCP tools elsewhere return small results
-        s.turn(tools=[(("weather/get", "tickets/list", "docs/search")[k % 3], f'{{"q":"item {k}"}}', "a short answer " * 10)])
-    sponge = Session("claude-code:new-server")
-    for i in range(6):
-        sponge.turn(tools=[("deepdocs/read", f'{{"section":"{i}"}}', f"Section {i}. " + "Background on the subject. " * 1500)])
-    sponge.turn(stop_reason="end_turn")
-    findings = audit(*sessions, sponge)
-    (f,) = [f for f in by(findings, "amplification", sponge.session_id) if f.metric == "result_size_vs_tool_median"]
-    assert f.evidence["baseline"] == "mcp" and "median MCP result" in f.explanation and "only 1 of the analysed sessions" in f.explanation
-    # The agent's own tools keep their own baseline, however few sessions used them.
-    reader = Session("claude-code:reader")
-    reader.turn(tools=[("NotebookRead", '{"path":"/a.ipynb"}', "cell\n" * 9000), ("NotebookRead", '{"path":"/b.ipynb"}', "cell\n" * 9000)])
-    reader.turn(tools=[("NotebookRead", '{"path":"/c.ipynb"}', "cell\n" * 20)])
-    assert not [f for f in by(audit(*sessions, reader), "amplification", reader.session_id) if f.metric == "result_size_vs_tool_median"]
 
 
 def test_retrying_a_failed_call_between_sleeps_is_not_a_cycle():

@@ -271,8 +271,9 @@ def resolve_session(store: Store, prefix: str) -> str:
         "OR starts_with(split_part(session_id, ':', 2), ?) ORDER BY 1 LIMIT 5",
         [prefix, prefix, prefix],
     ).fetchall()
-    exact = [r[0] for r in rows if r[0] == prefix]
-    if exact:
+    # The id itself, or the id without its format namespace (a session's subagents share its prefix).
+    exact = [r[0] for r in rows if r[0] == prefix] or [r[0] for r in rows if r[0].partition(":")[2] == prefix]
+    if len(exact) == 1:
         return exact[0]
     if len(rows) == 1:
         return rows[0][0]
@@ -288,7 +289,16 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
     frames = load_frames(store, config=config, session_id=session_id)
     calls = frames.calls.filter(pl.col("session_id") == session_id).sort("turn")
     tools = frames.tools.filter(pl.col("session_id") == session_id)
-    findings = [f for f in list_findings(store) if f["session_id"] == session_id]
+    every_finding = list_findings(store)
+    findings = [f for f in every_finding if f["session_id"] == session_id]
+    # Subagents are sessions of their own (their findings are theirs): the parent's timeline points to them.
+    children = [r[0] for r in store.duck.execute(
+        "SELECT DISTINCT session_id FROM sessions WHERE parent_session_id = ? ORDER BY 1", [session_id]).fetchall()]
+    subagents = [
+        {"session_id": child, "findings": sum(f["session_id"] == child for f in every_finding),
+         "economic_dos": any(f["session_id"] == child and f["detector"] == "economic_dos" for f in every_finding)}
+        for child in children
+    ]
     turns = []
     for c in calls.iter_rows(named=True):
         t = c["turn"]
@@ -321,4 +331,4 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
             }
         )
     session = frames.sessions.filter(pl.col("session_id") == session_id).to_dicts()
-    return {"session": session[0] if session else {"session_id": session_id}, "turns": turns, "findings": findings}
+    return {"session": session[0] if session else {"session_id": session_id}, "turns": turns, "findings": findings, "subagents": subagents}

@@ -583,7 +583,7 @@ def _session_totals(sessions: pl.DataFrame, calls: pl.DataFrame, tools: pl.DataF
         pl.col("cost_usd").sum().alias("cost_usd"),
         pl.col("cost_usd").is_null().any().alias("has_unpriced"),
         pl.col("cost_equiv_tokens").sum().alias("cost_equiv_tokens"),
-        pl.col("model").drop_nulls().mode().first().alias("model"),
+        pl.col("model").drop_nulls().mode().sort().first().alias("model"),
         pl.col("segment").max().alias("compactions"),
         pl.col("is_aggregate").any().alias("is_aggregate"),
     )

@@ -329,7 +329,7 @@ def session_table(calls: pl.DataFrame, tools: pl.DataFrame, findings: list[dict[
         pl.col("project").first(),
         pl.col("agent").first(),
         pl.col("conversation").first().alias("parent_session_id"),
-        pl.col("model").mode().first().alias("model"),
+        pl.col("model").mode().sort().first().alias("model"),
         pl.col("ts_utc").min().alias("first_request_utc"),
         *_sums(),
     )

@@ -180,6 +180,20 @@ def render_audit(result: AuditResult, console: Console) -> None:
     console.print(Text("list them with `tokaudit findings`; one session turn by turn with `tokaudit show SESSION`", style="dim"))
 
 
+def _number(value: Any) -> str:
+    """A metric's value as people read it: integers whole, other numbers to three significant digits.
+
+    Examples:
+        >>> _number(7.9875400729424735), _number(12.0), _number(0.004321), _number(None)
+        ('7.99', '12', '0.00432', '—')
+    """
+    if value is None:
+        return "—"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return f"{int(value):,}" if isinstance(value, (int, float)) else str(value)
+
+
 def render_findings(rows: list[dict[str, Any]], console: Console) -> None:
     """Stored findings, most severe first, each with its explanation."""
     if not rows:
@@ -192,7 +206,7 @@ def render_findings(rows: list[dict[str, Any]], console: Console) -> None:
         turns = "—" if r["first_turn"] is None else f"{r['first_turn']}–{r['last_turn']}"
         table.add_row(
             Text(r["severity"], style=_SEVERITY_STYLE.get(r["severity"], "")), Text(r["detector"]), Text(r["session_id"]), turns,
-            Text(r["tool_key"] or "—"), Text(f"{r['metric']} = {r['value']}"), _cell(r["excess_tokens"]), Text(r["explanation"]),
+            Text(r["tool_key"] or "—"), Text(f"{r['metric']} = {_number(r['value'])}"), _cell(r["excess_tokens"]), Text(r["explanation"]),
         )
     console.print(table)
 
@@ -219,6 +233,10 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
     console.print(table)
     for f in data["findings"]:
         console.print(Text(f"[{f['severity']}] {f['detector']}: {f['explanation']}", style=_SEVERITY_STYLE.get(f["severity"], "")))
+    for sub in data.get("subagents", []):
+        verdict = "; economic_dos suspected" if sub["economic_dos"] else ""
+        console.print(Text(f"subagent {sub['session_id']}: {sub['findings']} findings{verdict} (tokaudit show {sub['session_id']})",
+                           style="bold red" if sub["economic_dos"] else ""))
 
 
 def report_written_lines(result: Any) -> list[str]:

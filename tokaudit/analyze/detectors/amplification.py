@@ -8,9 +8,9 @@ payloads), and on a request whose output is ≥ ``min_out_in`` × its input with
 (writing, coding) have a low yield by nature, hence the cost gate.
 
 Verbose results: a tool returning ``min_times_tool_median`` × its usual result
-size (the median, over the analysed sessions, of its median result in each; for an
-MCP tool seen in fewer than ``min_tool_sessions`` sessions, which has no usual
-size of its own, the same median over every MCP tool) and at least ``min_result_tokens``, on ``min_verbose_calls`` or more calls of a session
+size (the median, over the analysed sessions, of its median result in each: one
+session calling a sponge many times does not make verbose the tool's usual) and
+at least ``min_result_tokens``, on ``min_verbose_calls`` or more calls of a session
 — a sponge server inflating what the model must read (and re-read every later
 turn). False positives: a tool whose results are legitimately size-varied
 (file reads); the multiple is calibrated on benign sessions.
@@ -38,8 +38,6 @@ class Params:
     min_times_tool_median: float = 10.0
     min_result_tokens: int = 5000
     min_verbose_calls: int = 2
-    # A server seen in fewer sessions is measured against MCP results at large, not its own median.
-    min_tool_sessions: int = 3
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -93,20 +91,9 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
         return []
     # Each session is one vote on a tool's usual size (the median of its session medians): one session
     # calling a sponge many times must not make verbose the tool's usual.
-    per_session = tools.group_by("tool_key", "session_id").agg(
-        pl.col("result_tokens").median().alias("_session_median"), pl.col("is_mcp").first().alias("_mcp")
-    )
-    usual = per_session.group_by("tool_key").agg(pl.col("_session_median").median().alias("_median"), pl.len().alias("_sessions"))
+    per_session = tools.group_by("tool_key", "session_id").agg(pl.col("result_tokens").median().alias("_session_median"))
+    usual = per_session.group_by("tool_key").agg(pl.col("_session_median").median().alias("_median"))
     tools = tools.join(usual, on="tool_key", how="left")
-    # A server seen in a session or two has no usual size of its own (a sponge is verbose on every call,
-    # so its own median is verbose too): its results are measured against MCP results at large.
-    mcp_median = per_session.filter(pl.col("_mcp")).select(pl.col("_session_median").median()).item()
-    unknown = pl.col("is_mcp") & (pl.col("_sessions") < params.min_tool_sessions)
-    if mcp_median is not None:
-        tools = tools.with_columns(pl.when(unknown).then(pl.lit(float(mcp_median))).otherwise(pl.col("_median")).alias("_median"),
-                                   unknown.alias("_vs_mcp"))
-    else:
-        tools = tools.with_columns(pl.lit(False).alias("_vs_mcp"))
     verbose = tools.filter(
         (pl.col("result_tokens") >= params.min_result_tokens)
         & (pl.col("result_tokens") >= params.min_times_tool_median * pl.max_horizontal(pl.col("_median"), pl.lit(1)))
@@ -120,8 +107,6 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
         pl.col("turn").max().alias("last_turn"),
         pl.col("tool_call_id").first().alias("first_call"),
         pl.col("result_tokens_method").first().alias("method"),
-        pl.col("_vs_mcp").first().alias("vs_mcp"),
-        pl.col("_sessions").first().alias("tool_sessions"),
     ).filter(pl.col("calls") >= params.min_verbose_calls)
     return [
         Finding(
@@ -131,14 +116,11 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
             threshold=f"≥ {params.min_times_tool_median}× the tool's median result and ≥ {params.min_result_tokens:,} tokens, on ≥ {params.min_verbose_calls} calls",
             excess_tokens=int(r["tokens"] - r["calls"] * r["median"]), excess_usd=None, tool_key=r["tool_key"],
             explanation=(
-                f"{r['tool_key']!r} returned {r['calls']} results of up to {r['ratio']:.0f}× "
-                + (f"the median MCP result ({int(r['tokens']):,} tokens in all, {r['method']}; the median is {r['median']:,.0f}, and the tool "
-                   f"ran in only {r['tool_sessions']} of the analysed sessions, too few for a size of its own)"
-                   if r["vs_mcp"] else
-                   f"its usual size ({int(r['tokens']):,} tokens in all, {r['method']}; its median is {r['median']:,.0f})")
-                + ": verbose results the model must read, and re-read on every later request."
+                f"{r['tool_key']!r} returned {r['calls']} results of up to {r['ratio']:.0f}× its usual size ({int(r['tokens']):,} tokens "
+                f"in all, {r['method']}; its median is {r['median']:,.0f}): verbose results the model must read, and re-read on every "
+                "later request."
             ),
-            evidence={"first_call": r["first_call"], "calls": r["calls"], "baseline": "mcp" if r["vs_mcp"] else "tool"},
+            evidence={"first_call": r["first_call"], "calls": r["calls"]},
         )
         for r in per.iter_rows(named=True)
     ]

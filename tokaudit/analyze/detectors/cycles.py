@@ -100,12 +100,13 @@ def _find_cycles(
             pl.col("_r").mean().alias("repeat_share"),
             pl.col("is_error").fill_null(False).sum().alias("errors"),
             pl.col("tool_key").n_unique().alias("tools"),
-            pl.col("tool_key").mode().first().alias("tool_key"),
+            pl.col("tool_key").mode().sort().first().alias("tool_key"),
             pl.col("turn").min().alias("first_turn"),
             pl.col("turn").max().alias("last_turn"),
             pl.col("args_tokens").sum().alias("args_tokens"),
             pl.col("result_tokens").sum().alias("result_tokens"),
             pl.col("novelty").mean().alias("mean_novelty"),
+            pl.col("is_mcp").any().alias("mcp"),
             pl.col("billed_tokens").sum().alias("billed_tokens"),
             pl.col("billed_usd").sum().alias("billed_usd"),
             pl.col("billed_tokens").first().alias("first_billed_tokens"),
@@ -136,6 +137,6 @@ def _find_cycles(
                     what=(f"A period-{period} cycle across {run['tools']} tools repeated {run['calls'] / period:.0f} times with the same arguments "
                           f"({run['args_tokens']:,} argument tokens re-written), returning little new."),
                     extra={"period": period, "repeat_share": run["repeat_share"],
-                           "light_args": run["args_tokens"] < params.min_mean_args_tokens * run["matched"]},
+                           "light_args": run["args_tokens"] < params.min_mean_args_tokens * run["matched"], "mcp": run["mcp"]},
                 )
             )

@@ -3,11 +3,13 @@
 A session is flagged when:
 
 * a server-steered loop returning little (D5) or a cycle re-sending the same
-  calls (D15) ran in it — both specific enough to stand alone;
-* a weaker structural detector fired — argument inflation (D6) or verbose
-  (sponge) results (D2), with payload withholding (D14) counting only beside
-  one of them, since job polling has its shape — **and** the session cost at
-  least ``min_cost_ratio`` × its cohort median;
+  calls through an MCP server (D15) ran in it — both specific enough to stand alone;
+* a weaker structural detector fired — argument inflation (D6), verbose
+  (sponge) results of an MCP tool (D2), or a cycle of small arguments between
+  servers that went round fewer than ``min_light_cycle_repetitions`` times (D15:
+  two status tools polled in turn look the same), with payload
+  withholding (D14) counting only beside one of them, since job polling has its
+  shape — **and** the session cost at least ``min_cost_ratio`` × its cohort median;
 * its cost alone is a blowup (D1) against sessions of the same task (against
   the broader agent cohorts, which mix lookups with long coding work, D1 stays
   its own finding);
@@ -20,7 +22,9 @@ A session is flagged when:
   without a transcript) rests on a cache miss itself, so D8 does not count
   beside it.
 
-Near-duplicate calls (D4) stay their own finding: batch work over a listing has
+A cycle of the agent's own tools alone (read, edit, run the same test again)
+is coding work, whatever it cost: it stays its own finding, as do
+near-duplicate calls (D4): batch work over a listing has
 their shape, and the steered-loop test (D5) is what tells a loop from it.
 Directive wording (D13) is never needed: it only enriches the explanation.
 Findings on an MCP transcript's connection count for the agent session it
@@ -54,6 +58,9 @@ class Params:
     # Arguments the model wrote to a server whose tool definitions changed mid-session (a shadow tool
     # asking for a "context digest" on every step): enough of them make the change a verdict.
     min_changed_server_args_tokens: int = 500
+    # A cycle of small arguments between servers stands alone once it has gone round this many times
+    # (before that, two status tools polled in turn look the same, and the cost gate decides).
+    min_light_cycle_repetitions: float = 6.0
 
 
 def _server(tool_key: str) -> str:
@@ -87,6 +94,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
         (row["session_id"], row["mcp_server"]): row["args_tokens"] or 0
         for row in written_to.group_by("session_id", "mcp_server").agg(pl.col("args_tokens").sum()).iter_rows(named=True)
     }
+    # Verbose results count as a chain only from an MCP server: the agent's own tools (a long file read)
+    # return what the user's machine holds.
+    mcp_tools = set(context.tools.filter(pl.col("is_mcp"))["tool_key"].unique().to_list()) if "is_mcp" in context.tools.columns else set()
     by_session: dict[str, list[Finding]] = defaultdict(list)
     for f in context.findings:
         by_session[owner.get(f.session_id, f.session_id)].append(f)
@@ -94,11 +104,18 @@ def detect(context: Context, params: Params) -> list[Finding]:
     for session_id, found in sorted(by_session.items()):
         names = {f.detector for f in found}
         ratio = context.ratio(session_id)
-        structural = [f for f in found if f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric == "result_size_vs_tool_median")]
+        structural = [
+            f for f in found
+            if (f.detector in STRUCTURAL and f.evidence.get("mcp", True))
+            or (f.detector == "amplification" and f.metric == "result_size_vs_tool_median" and f.tool_key in mcp_tools)
+        ]
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
-        # A cycle of small arguments between servers could be two tools polled in turn: it needs the cost gate.
-        strong = [f for f in structural if f.detector in STRONG and not f.evidence.get("light_args")]
+        # A short cycle of small arguments between servers could be two tools polled in turn: it needs the cost gate.
+        strong = [
+            f for f in structural
+            if f.detector in STRONG and (not f.evidence.get("light_args") or f.value >= params.min_light_cycle_repetitions)
+        ]
         reasons = []
         if strong:
             reasons.append("steered loop" if any(f.detector == "continuation_loop" for f in strong) else "cycle")

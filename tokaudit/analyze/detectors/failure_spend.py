@@ -44,7 +44,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         pl.col("billed_usd").sum().alias("failure_usd"),
         pl.col("turn").min().alias("first_turn"),
         pl.col("turn").max().alias("last_turn"),
-        pl.col("tool_key").mode().first().alias("tool_key"),
+        pl.col("tool_key").mode().sort().first().alias("tool_key"),
         pl.len().alias("calls"),
     )
     sessions = context.frames.sessions.select("session_id", "agent", (pl.col("input_total_tokens") + pl.col("output_tokens")).alias("billed"))
