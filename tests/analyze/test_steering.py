@@ -43,6 +43,17 @@ def test_a_countdown_with_a_constant_step_is_steered_from_its_second_step():
     assert steered(calls) == [False, False, True, True]
 
 
+@pytest.mark.parametrize("word", ["verify-{:02d}", "seg{}", "step_{}"])
+def test_a_numbered_word_going_up_by_one_is_steered(word):
+    calls = [(f'{{"job":"audit","step":"{word.format(n)}"}}', "Step recorded.") for n in (6, 7, 8, 9)]
+    assert steered(calls) == [False, True, True, True]
+
+
+def test_numbered_files_in_turn_are_not_steered():
+    calls = [(f'{{"path":"src/f{n}.py"}}', "def f(): pass") for n in (3, 4, 5)]
+    assert steered(calls) == [False, False, False]
+
+
 def test_ids_from_a_listing_in_increasing_order_are_not_steered():
     calls = [(f'{{"number":{n},"state":"closed"}}', f"Closed #{n}") for n in (101, 147, 230, 231, 400)]
     assert steered(calls) == [False, False, False, True, False]  # one accidental +1 step is not a chain

@@ -332,7 +332,7 @@ def _fill(sql: str, *slots: tuple[str, str]) -> str:
 # A call is *steered* when every argument value that changed since the previous call of the same
 # tool and argument shape (the same keys) is evidence that the server chose it:
 #   - it went up by one, or moved by the same step as before, up or down (a counter, page, offset or
-#     countdown of steps "remaining"; numbers inside
+#     countdown of steps "remaining"; for an MCP call, a numbered word such as "step-07"; other numbers inside
 #     text are not counters — "f3.py" → "f4.py" is a batch over numbered files);
 #   - it was copied as a token from that call's result (a cursor, an id, a scope the result named);
 #   - for an MCP call: a number of three digits or more, or a value whose numbers alone changed, that
@@ -375,6 +375,12 @@ _STEERED_RULE = _fill(
                       OR (TRY_CAST(args_values[i] AS DOUBLE) != TRY_CAST({prev}[i] AS DOUBLE)
                           AND TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE)
                               = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN 1
+        -- A numbered word of an MCP call going up by one ("step-07" → "step-08", "seg7" → "seg8"); a
+        -- file name ("f3.py") or a path has more than a word and its number.
+        WHEN _mcp AND regexp_full_match(args_values[i], '{WORD_COUNTER}') AND regexp_full_match({prev}[i], '{WORD_COUNTER}')
+             AND regexp_extract(args_values[i], '{WORD_COUNTER}', 1) = regexp_extract({prev}[i], '{WORD_COUNTER}', 1)
+             AND TRY_CAST(regexp_extract(args_values[i], '{WORD_COUNTER}', 2) AS BIGINT)
+                 = TRY_CAST(regexp_extract({prev}[i], '{WORD_COUNTER}', 2) AS BIGINT) + 1 THEN 1
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
              AND {copied} THEN 1
         WHEN _mcp AND contains({excerpt}, args_values[i])  -- cheap, and needed by the exact test below
@@ -399,6 +405,7 @@ _STEERED_RULE = _fill(
     # In this order: a slot's SQL may hold the slots after it.
     ("{copied}", _COPIED),
     ("{PROSE}", PROSE_PATTERN),
+    ("{WORD_COUNTER}", "([A-Za-z][A-Za-z_]*[-_]?)([0-9]{{1,9}})"),
     ("{new_tokens}", _NEW_TOKENS),
     ("{token_evidence}", _TOKEN_EVIDENCE),
     ("{named:x}", _named_whole("x")),  # a token: digits only
