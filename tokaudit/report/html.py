@@ -30,6 +30,7 @@ from tokaudit.redact import redact
 from tokaudit.report import figures
 from tokaudit.report.data import evidence_text
 from tokaudit.report.model import TOP_ROWS, Report, top_n
+from tokaudit.report.numbers import short_number
 
 MAX_FINDINGS_SHOWN = 200  # rows of the findings table (all of them are in the JSON / exports)
 MAX_CELL_CHARS = 200
@@ -344,7 +345,7 @@ def _findings_html(report: Report) -> str:
 
     def metric(_v: Any, row: dict[str, Any] | None) -> str:
         assert row is not None
-        return f"{esc(row['metric'])} = {esc(_short_number(row['value']), 40)}<br><span class='note'>{esc(row['threshold'])}</span>"
+        return f"{esc(row['metric'])} = {esc(short_number(row['value']), 40)}<br><span class='note'>{esc(row['threshold'])}</span>"
 
     def explanation(v: Any, row: dict[str, Any] | None) -> str:
         return esc(redact(v or ""), 1200)
@@ -362,15 +363,6 @@ def _findings_html(report: Report) -> str:
         ("evidence", "evidence", _evidence),
     ]
     return head + _table(shown, cols, empty="no findings on the sessions of this window") + more
-
-
-def _short_number(value: Any) -> str:
-    """A measured value as stored (text) shown with 4 significant digits when it is a number."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return "" if value is None else str(value)
-    return f"{number:,.0f}" if number.is_integer() else f"{number:.4g}"
 
 
 def _ts(value: Any) -> str:

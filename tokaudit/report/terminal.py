@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tokaudit.ingest.summary import summary_lines as ingest_summary_lines  # noqa: F401  (kept for callers)
+from tokaudit.report.numbers import short_number
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -180,20 +181,6 @@ def render_audit(result: AuditResult, console: Console) -> None:
     console.print(Text("list them with `tokaudit findings`; one session turn by turn with `tokaudit show SESSION`", style="dim"))
 
 
-def _number(value: Any) -> str:
-    """A metric's value as people read it: integers whole, other numbers to three significant digits.
-
-    Examples:
-        >>> _number(7.9875400729424735), _number(12.0), _number(0.004321), _number(None)
-        ('7.99', '12', '0.00432', '—')
-    """
-    if value is None:
-        return "—"
-    if isinstance(value, float) and not value.is_integer():
-        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    return f"{int(value):,}" if isinstance(value, (int, float)) else str(value)
-
-
 def render_findings(rows: list[dict[str, Any]], console: Console) -> None:
     """Stored findings, most severe first, each with its explanation."""
     if not rows:
@@ -206,7 +193,7 @@ def render_findings(rows: list[dict[str, Any]], console: Console) -> None:
         turns = "—" if r["first_turn"] is None else f"{r['first_turn']}–{r['last_turn']}"
         table.add_row(
             Text(r["severity"], style=_SEVERITY_STYLE.get(r["severity"], "")), Text(r["detector"]), Text(r["session_id"]), turns,
-            Text(r["tool_key"] or "—"), Text(f"{r['metric']} = {_number(r['value'])}"), _cell(r["excess_tokens"]), Text(r["explanation"]),
+            Text(r["tool_key"] or "—"), Text(f"{r['metric']} = {short_number(r['value'])}"), _cell(r["excess_tokens"]), Text(r["explanation"]),
         )
     console.print(table)
 
