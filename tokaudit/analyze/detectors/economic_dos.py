@@ -23,9 +23,9 @@ A session is flagged when:
   beside it.
 
 A cycle of the agent's own tools alone (read, edit, run the same test again)
-is coding work, whatever it cost: it stays its own finding, as do
-near-duplicate calls (D4): batch work over a listing has
-their shape, and the steered-loop test (D5) is what tells a loop from it.
+is coding work, whatever it cost: it stays its own finding, as do near-duplicate
+calls (D4): batch work over a listing has their shape, and the steered-loop test
+(D5) is what tells a loop from it.
 Directive wording (D13) is never needed: it only enriches the explanation.
 Findings on an MCP transcript's connection count for the agent session it
 served (``Frames.links``). The explanation names the tool and server the chain
@@ -96,7 +96,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     }
     # Verbose results count as a chain only from an MCP server: the agent's own tools (a long file read)
     # return what the user's machine holds.
-    mcp_tools = set(context.tools.filter(pl.col("is_mcp"))["tool_key"].unique().to_list()) if "is_mcp" in context.tools.columns else set()
+    mcp_tools = set(context.tools.filter(pl.col("is_mcp"))["tool_key"].unique().to_list())
     by_session: dict[str, list[Finding]] = defaultdict(list)
     for f in context.findings:
         by_session[owner.get(f.session_id, f.session_id)].append(f)
