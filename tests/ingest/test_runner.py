@@ -253,3 +253,39 @@ def test_every_format_ingests_once_and_resumes_to_the_same_rows(store, tmp_path)
     ingest_paths(store, [root], workers=1)
     after = snapshot(store)
     assert {k: v for k, v in after.items() if k != "sources"} == {k: v for k, v in before.items() if k != "sources"}
+
+
+def test_a_line_nested_too_deep_at_a_files_head_is_a_problem_not_a_crash(store, tmp_path):
+    logs = tmp_path / "projects" / "p"
+    logs.mkdir(parents=True)
+    deep = b"[" * 5000 + b"]" * 5000  # deeper than a decoder recurses, short enough to sit in the sniffed head
+    (logs / "deep.jsonl").write_bytes(deep + b"\n" + jsonl(claude_assistant(out=5)))
+    (logs / "ok.jsonl").write_bytes(jsonl(claude_assistant("m2", "r2", out=7)))
+    summary = ingest_paths(store, [tmp_path])
+    assert summary.files_new == 2 and summary.llm_calls == 2  # the sniff passes over the deep line; both files are read
+    kinds = [r[0] for r in store.duck.execute("SELECT kind FROM ingest_problems").fetchall()]
+    assert len(kinds) == 1 and summary.lines_problem == 1
+
+
+def test_a_fifo_named_like_a_log_is_not_walked_into(tmp_path):
+    from tokaudit.ingest.discover import discover
+
+    (tmp_path / "s.jsonl").write_bytes(jsonl(claude_assistant(out=1)))
+    os.mkfifo(tmp_path / "pipe.jsonl")  # opening it for reading would block until a writer comes
+    assert discover([tmp_path], []) == [str(tmp_path / "s.jsonl")]
+
+
+def test_a_byte_order_mark_opens_the_file_and_is_not_part_of_its_first_line(tmp_path):
+    rollout = next((FIXTURES / "codex").rglob("*.jsonl"))
+    plain, marked = tmp_path / "plain" / rollout.name, tmp_path / "marked" / rollout.name
+    plain.parent.mkdir()
+    marked.parent.mkdir()
+    plain.write_bytes(rollout.read_bytes())
+    marked.write_bytes(b"\xef\xbb\xbf" + rollout.read_bytes())
+    with open_store(str(tmp_path / "a.duckdb")) as a, open_store(str(tmp_path / "b.duckdb")) as b:
+        ingest_paths(a, [plain])
+        summary = ingest_paths(b, [marked])
+        assert summary.lines_problem == 0
+        want, got = snapshot(a), snapshot(b)
+    for table in ("sessions", "llm_calls", "tool_calls", "session_events"):
+        assert got[table] == want[table], table

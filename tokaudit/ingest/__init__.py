@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from tokaudit.errors import UnknownFormatError
+from tokaudit.ingest.base import BOM
 
 # Format name -> (module, file names a folder walk picks up, sidecar names that are not logs).
 # The names live here, not only in the modules, so that walking a folder (every ingest, even one
@@ -73,13 +74,13 @@ def get_format(name: str) -> ModuleType:
 def head_objects(head: bytes) -> list[Any]:
     """The first few JSON values of a file's head (lines that do not parse are passed over)."""
     objs: list[Any] = []
-    for raw in head.split(b"\n")[:50]:
+    for raw in head.removeprefix(BOM).split(b"\n")[:50]:
         if not raw.strip():
             continue
         try:
             objs.append(msgspec.json.decode(raw))
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            continue
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            continue  # nested too deep to judge: the parser records it as a problem of its line
         if len(objs) >= SNIFF_LINES:
             break
     return objs

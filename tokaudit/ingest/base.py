@@ -149,6 +149,8 @@ class FormatModule(Protocol):
 
 # --- merging rows that describe the same thing -------------------------------------------------
 
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark some editors write at a file's start: not part of its first line
+
 TOKEN_COLUMNS = ("input_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens")
 
 

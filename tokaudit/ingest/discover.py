@@ -66,7 +66,7 @@ def _walk(folder: str, found: set[str]) -> None:
     for entry in entries:
         if entry.is_dir(follow_symlinks=False):
             _walk(entry.path, found)
-        elif wanted_name(entry.name):
+        elif wanted_name(entry.name) and entry.is_file():  # not a FIFO or device: reading one would block or never end
             found.add(os.path.realpath(entry.path) if entry.is_symlink() else entry.path)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from tokaudit.ingest.base import Line
+from tokaudit.ingest.base import BOM, Line
 
 BLOCK_BYTES = 4 * 1024 * 1024
 
@@ -61,6 +61,9 @@ def iter_lines(
             block = block[cut + 1 :]
             state.end_offset, state.next_line_no = offset, line_no
         data = buf + block if buf else block
+        if offset == 0 and data.startswith(BOM):
+            # A byte-order mark opens the file, not its first line: the line starts after it.
+            data, offset = data[len(BOM) :], len(BOM)
         parts = data.split(b"\n")
         buf = parts.pop()
         for part in parts:
