@@ -31,18 +31,28 @@ def is_secret_key(name: str) -> bool:
 # comes with the lowercase literals one of which any match must contain: a regex
 # is run only when its literal is present, which keeps redaction cheap enough to
 # run on every tool result at ingest.
+# A credential's start: not inside a longer word, but possibly right after a JSON escape (``\\n``) or a
+# URL-encoded ``=`` (``token%3Dsk-…``), where the raw text of a log puts a letter before it.
+_START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt])|(?<=%3[Dd]))"
 _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
     (re.compile(r"(?i)\b(bearer)\s+[a-z0-9._~+/=-]{8,}"), r"\1 [REDACTED]", ("bearer",)),
-    (re.compile(r"\b(sk-(?:ant-|proj-)?)[A-Za-z0-9_-]{8,}"), r"\1[REDACTED]", ("sk-",)),
-    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{8,}"), r"\1[REDACTED]", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{8,}"), r"\1[REDACTED]", ("github_pat_",)),
-    (re.compile(r"\b(xox[abprs]-)[A-Za-z0-9-]{8,}"), r"\1[REDACTED]", ("xox",)),
-    (re.compile(r"\b(AKIA)[A-Z0-9]{12,}"), r"\1[REDACTED]", ("akia",)),
-    (re.compile(r"\b(AIza)[A-Za-z0-9_-]{20,}"), r"\1[REDACTED]", ("aiza",)),
+    (re.compile(_START + r"(sk-(?:ant-|proj-)?)[A-Za-z0-9_-]{8,}"), r"\1[REDACTED]", ("sk-",)),
+    (re.compile(_START + r"((?:sk|rk)_(?:live|test)_)[A-Za-z0-9]{8,}"), r"\1[REDACTED]", ("sk_live_", "sk_test_", "rk_live_", "rk_test_")),
+    (re.compile(_START + r"(gh[pousr]_)[A-Za-z0-9]{8,}"), r"\1[REDACTED]", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (re.compile(_START + r"(github_pat_)[A-Za-z0-9_]{8,}"), r"\1[REDACTED]", ("github_pat_",)),
+    (re.compile(_START + r"(xox[abprs]-)[A-Za-z0-9-]{8,}"), r"\1[REDACTED]", ("xox",)),
+    (re.compile(_START + r"(AKIA)[A-Z0-9]{12,}"), r"\1[REDACTED]", ("akia",)),
+    (re.compile(_START + r"(AIza)[A-Za-z0-9_-]{20,}"), r"\1[REDACTED]", ("aiza",)),
+    # A private key block, to its end or to the end of the text (an excerpt may cut it).
+    (re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY-----)(?:.(?!-----END))*.?(-----END [A-Z ]*PRIVATE KEY-----)?", re.S),
+     r"\1[REDACTED]\2", ("private key-----",)),
+    # The password of a URL's user (postgres://user:secret@host).
+    (re.compile(r"(://[^/\s:@\\\"']+:)[^@\s/\\\"']+(@)"), r"\1[REDACTED]\2", ("://",)),
     (
         re.compile(
-            rf"(?i)([\"']?(?:{SECRET_KEYS})[\"']?\s*[:=]\s*[\"']?)"
-            r"[^\s\"',}]{4,}"
+            # The name may run on (aws_secret_access_key) and its quotes may be escaped (JSON inside a string).
+            rf"(?i)((?:\\?[\"'])?[A-Za-z0-9_-]*(?:{SECRET_KEYS})[A-Za-z0-9_-]*(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)"
+            r"[^\s\"'\\,}]{4,}"
         ),
         r"\1[REDACTED]",
         ("api_key", "api-key", "apikey", "access_token", "access-token", "accesstoken", "auth_token", "auth-token",

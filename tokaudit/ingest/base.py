@@ -11,6 +11,7 @@ that has grown since the last run.
 from __future__ import annotations
 
 import hashlib
+import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable
@@ -298,6 +299,9 @@ SIG_BINS = 8
 SIG_HEAD_BYTES = 512
 SIG_TAIL_BYTES = 128
 _EMPTY_BIN = 0xFFFFFFFF
+# The token a tail excerpt starts inside of: dropped, since a key cut there has lost the prefix
+# ("sk-ant-…") that redaction recognises it by.
+_PARTIAL_TOKEN = re.compile(r"^[A-Za-z0-9_+/=.-]+")
 
 
 def result_features(data: bytes) -> dict[str, Any]:
@@ -319,17 +323,17 @@ def result_features(data: bytes) -> dict[str, Any]:
         >>> b = result_features(b"Progress: segment 4/20 verified. Call again with segment_index=5")
         >>> a["result_sig"] == b["result_sig"], a["result_excerpt"][:18]
         (True, 'Progress: segment ')
-        >>> len(result_features(b"x" * 100_000)["result_excerpt"])
-        423
+        >>> len(result_features(b"a line of text " * 10_000)["result_excerpt"])  # 300 + " … " + the tail's whole words
+        422
     """
     if len(data) <= (RESULT_HEAD_CHARS + RESULT_TAIL_CHARS) * 2:
         text = data.decode("utf-8", "replace")
         if len(text) > RESULT_HEAD_CHARS + RESULT_TAIL_CHARS:
-            text = text[:RESULT_HEAD_CHARS] + " … " + text[-RESULT_TAIL_CHARS:]
+            text = text[:RESULT_HEAD_CHARS] + " … " + _PARTIAL_TOKEN.sub("", text[-RESULT_TAIL_CHARS:], count=1)
     else:
         head = data[: RESULT_HEAD_CHARS * 4].decode("utf-8", "replace")[:RESULT_HEAD_CHARS]
         tail = data[-RESULT_TAIL_CHARS * 4 :].decode("utf-8", "replace")[-RESULT_TAIL_CHARS:]
-        text = head + " … " + tail
+        text = head + " … " + _PARTIAL_TOKEN.sub("", tail, count=1)
     sample = data if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES else data[:SIG_HEAD_BYTES] + b" " + data[-SIG_TAIL_BYTES:]
     mins = [_EMPTY_BIN] * SIG_BINS
     missing = SIG_BINS

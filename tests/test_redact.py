@@ -1,0 +1,40 @@
+"""Redaction of credentials in the shapes raw log text holds them (tokaudit.redact)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokaudit.ingest.base import result_features
+from tokaudit.redact import redact
+
+KEY = "sk-ant-api03-H3M1XS0DRdJuPnBIKpi99lSi0tcL21pffWQJEeNajnez0LHtfROUrWW6XAA"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (r"line1\n" + KEY, "H3M1XS0D"),  # right after a JSON escape: a letter before it in the raw text
+        (r"x\nghp_abcdefghijklmnop12345", "abcdefghijklmnop"),
+        (r"\nAKIAABCDEFGHIJKLMNOP", "ABCDEFGHIJKLMNOP"),
+        (r'{\"api_key\": \"40abcdef123456\"}', "40abcdef"),  # JSON inside a JSON string
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAabc\n-----END RSA PRIVATE KEY-----", "MIIEow"),
+        ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA", "b3BlbnNz"),  # cut before its end
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG", "wJalrXUt"),
+        ("sk_live_51H8abcdefghijklmnop", "51H8abcd"),
+        ("postgres://admin:hunter2pass@db.internal:5432/app", "hunter2"),
+        ("url?token%3D" + KEY, "H3M1XS0D"),
+    ],
+)
+def test_credentials_in_raw_log_text_are_redacted(text, secret):
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize("text", ["task-abcdefghijklmnop and disk-usage-reporting", "https://example.com:8080/a?page=2", "user@example.com"])
+def test_ordinary_text_is_left_alone(text):
+    assert redact(text) == text
+
+
+def test_a_tail_excerpt_starting_inside_a_key_drops_what_is_left_of_it():
+    # The tail is cut 120 characters from the end: inside the key, after the "sk-ant-" that marks it.
+    data = ("word " * 200 + "token " + KEY + "x" * 60).encode()
+    assert "WW6XAA" not in result_features(data)["result_excerpt"]
