@@ -172,3 +172,16 @@ def test_show_finds_a_session_by_its_bare_id_beside_its_subagents(tmp_path):
     assert [sub["session_id"] for sub in data["subagents"]] == [f"claude-code:{parent}:agent-a802f38266558e95a"]
     assert f"subagent claude-code:{parent}:agent-a802f38266558e95a" in run("show", "--db", db, parent)
     assert "matches several sessions" in run("show", "--db", db, parent[:8], expect=2)  # a prefix of both stays ambiguous
+
+
+def test_usage_csv_cells_are_text_to_a_spreadsheet(tmp_path):
+    from tests.ingest.helpers import claude_assistant
+
+    path = tmp_path / "projects" / "p" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(claude_assistant(model='=HYPERLINK("http://evil.example")')) + "\n"
+                    + json.dumps(claude_assistant("m2", "r2", model="innocent\rEVIL")) + "\n")
+    db = tmp_path / "t.duckdb"
+    run("ingest", "--db", db, tmp_path / "projects")
+    models = [row["model"] for row in csv.DictReader(io.StringIO(run("usage", "--db", db, "--csv", "--by", "model")))]
+    assert sorted(models) == sorted(["'=HYPERLINK(\"http://evil.example\")", "innocent\\rEVIL"])

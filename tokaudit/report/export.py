@@ -32,12 +32,12 @@ import polars as pl
 
 from tokaudit.report.data import evidence_text
 from tokaudit.report.model import Report
+from tokaudit.report.numbers import FORMULA_START
 
 SCHEMA_ID = "tokaudit.report/1"
 SCHEMA_FILE = Path(__file__).with_name("report-v1.schema.json")
 MAX_JSON_FINDINGS = 1000  # findings listed in report.json; every one is in the findings export
 TABLE_FORMATS = ("csv", "parquet")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _plain(value: Any) -> Any:
@@ -130,7 +130,7 @@ def export_tables(report: Report) -> dict[str, pl.DataFrame]:
 def _defuse_formulas(df: pl.DataFrame) -> pl.DataFrame:
     text = [c for c, t in df.schema.items() if t == pl.String]
     return df.with_columns(
-        pl.when(pl.col(c).str.starts_with(_FORMULA_START[0]) | pl.any_horizontal(*[pl.col(c).str.starts_with(p) for p in _FORMULA_START[1:]]))
+        pl.when(pl.col(c).str.starts_with(FORMULA_START[0]) | pl.any_horizontal(*[pl.col(c).str.starts_with(p) for p in FORMULA_START[1:]]))
         .then("'" + pl.col(c))
         .otherwise(pl.col(c))
         .alias(c)

@@ -1,4 +1,4 @@
-"""How measured values read in every output (terminal tables, HTML, Markdown)."""
+"""How values read in every output: measured numbers (terminal tables, HTML, Markdown) and spreadsheet cells."""
 
 from __future__ import annotations
 
@@ -19,3 +19,22 @@ def short_number(value: Any) -> str:
     except (TypeError, ValueError):
         return "" if value is None else str(value)
     return f"{number:,.0f}" if number.is_integer() else f"{number:.4g}"
+
+
+# A cell starting with one of these is a formula to a spreadsheet (CSV injection): such cells get a quote.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    r"""A value as a CSV cell a spreadsheet shows as text: formulas defused, line breaks escaped.
+
+    Examples:
+        >>> csv_cell("=SUM(A1:A9)"), csv_cell("innocent\rEVIL"), csv_cell(-3), csv_cell(None)
+        ("'=SUM(A1:A9)", 'innocent\\rEVIL', -3, '')
+    """
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return value
+    value = value.replace("\r", "\\r").replace("\n", "\\n")
+    return "'" + value if value.startswith(FORMULA_START) else value

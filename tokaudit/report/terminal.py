@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tokaudit.ingest.summary import summary_lines as ingest_summary_lines  # noqa: F401  (kept for callers)
-from tokaudit.report.numbers import short_number
+from tokaudit.report.numbers import csv_cell, short_number
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -97,7 +97,7 @@ def usage_csv(report: UsageReport) -> str:
     writer = csv.DictWriter(out, fieldnames=report.columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in report.rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+        writer.writerow({k: csv_cell(v) for k, v in row.items()})
     return out.getvalue()
 
 
