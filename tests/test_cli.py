@@ -185,3 +185,17 @@ def test_usage_csv_cells_are_text_to_a_spreadsheet(tmp_path):
     run("ingest", "--db", db, tmp_path / "projects")
     models = [row["model"] for row in csv.DictReader(io.StringIO(run("usage", "--db", db, "--csv", "--by", "model")))]
     assert sorted(models) == sorted(["'=HYPERLINK(\"http://evil.example\")", "innocent\\rEVIL"])
+
+
+def test_control_characters_from_logs_reach_the_terminal_as_escapes(tmp_path):
+    from tests.ingest.helpers import claude_assistant
+
+    path = tmp_path / "projects" / "p" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    hostile = "m\x1b]0;pwned\x07\x1b[2J\n::error::INJECTED"
+    path.write_text(json.dumps(claude_assistant(model=hostile)) + "\n")
+    db = tmp_path / "t.duckdb"
+    run("ingest", "--db", db, tmp_path / "projects")
+    for out in (run("usage", "--db", db, "--by", "model"), run("show", "--db", db, "s1")):
+        assert "\x1b" not in out and "\x07" not in out and "\\x1b]0;pwned" in out
+        assert not any(line.startswith("::error::") for line in out.splitlines())

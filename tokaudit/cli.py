@@ -19,6 +19,7 @@ import click
 
 from tokaudit import __version__
 from tokaudit.errors import TokauditError
+from tokaudit.redact import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -30,7 +31,8 @@ class TokauditCommandError(click.ClickException):
     """A TokauditError shown as ``Error: message`` plus its hint, with the error's exit code."""
 
     def __init__(self, error: TokauditError) -> None:
-        super().__init__(str(error))
+        # Messages quote ids and paths from the logs: their control characters are shown as escapes.
+        super().__init__(printable(str(error)))
         self.exit_code = error.exit_code
 
 

@@ -106,3 +106,20 @@ def excerpt(raw: bytes | str, limit: int = EXCERPT_CHARS) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text
+
+
+# Characters a terminal or a CI log acts on instead of showing: C0 and C1 controls (escape sequences that
+# clear the screen or retitle the window; a line break that starts a "::error::" workflow command) and the
+# bidirectional overrides that reorder what is shown. Each is shown as its escape instead.
+_CONTROL_CHARS = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_PRINTABLE = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _CONTROL_CHARS}
+
+
+def printable(text: str) -> str:
+    r"""``text`` with every control character shown as its escape, for terminals and CI logs.
+
+    Examples:
+        >>> printable("model\n::error::x"), printable("\x1b]0;pwned\x07ok"), printable("plain text")
+        ('model\\x0a::error::x', '\\x1b]0;pwned\\x07ok', 'plain text')
+    """
+    return text.translate(_PRINTABLE)

@@ -125,7 +125,8 @@ def headline(result: GateResult, fail_on_warn: bool = False) -> str:
 def render_table(result: GateResult, console: Console, *, verbose: bool = False, fail_on_warn: bool = False) -> None:
     """Print the table of every budget with value, limit and verdict, then the headline and notes."""
     from rich.table import Table
-    from rich.text import Text
+
+    from tokaudit.report.terminal import safe_text
 
     style = {"fail": "bold red", "warn": "yellow", "inconclusive": "dim", "pass": "green"}
     table = Table(title="tokaudit gate", title_justify="left")
@@ -133,11 +134,11 @@ def render_table(result: GateResult, console: Console, *, verbose: bool = False,
         table.add_column(header, justify=justify)  # type: ignore[arg-type]
     for budget, member, value, limit, verdict in table_rows(result, verbose=verbose):
         # Text cells: a member named "[bold]x" (logs are untrusted) is shown as written, not as markup.
-        table.add_row(Text(budget), Text(member), Text(value), Text(limit), Text(verdict, style=style[verdict]))
+        table.add_row(safe_text(budget), safe_text(member), safe_text(value), safe_text(limit), safe_text(verdict, style=style[verdict]))
     console.print(table)
-    console.print(Text(headline(result, fail_on_warn)))
+    console.print(safe_text(headline(result, fail_on_warn)))
     for note in result.notes:
-        console.print(Text(f"note: {note}", style="dim"))
+        console.print(safe_text(f"note: {note}", style="dim"))
 
 
 # --- JUnit --------------------------------------------------------------------------------------

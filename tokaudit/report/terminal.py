@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tokaudit.ingest.summary import summary_lines as ingest_summary_lines  # noqa: F401  (kept for callers)
+from tokaudit.redact import printable
 from tokaudit.report.numbers import csv_cell, short_number
 
 if TYPE_CHECKING:
@@ -28,16 +29,21 @@ if TYPE_CHECKING:
     from tokaudit.ingest.summary import IngestSummary
 
 
+def safe_text(value: str, style: str = "") -> Text:
+    """Text for the terminal whose control characters (from logs an attacker may write) show as escapes."""
+    return Text(printable(value), style=style)
+
+
 def _cell(value: Any, column: str = "") -> Text:
     if value is None:
-        return Text("—", style="dim")
+        return safe_text("—", style="dim")
     if column == "cost_usd":
-        return Text(f"${Decimal(value):,.4f}")
+        return safe_text(f"${Decimal(value):,.4f}")
     if isinstance(value, bool):
-        return Text("yes" if value else "no")
+        return safe_text("yes" if value else "no")
     if isinstance(value, int):
-        return Text(f"{value:,}")
-    return Text(str(value))
+        return safe_text(f"{value:,}")
+    return safe_text(str(value))
 
 
 def render_ingest_problems(summary: IngestSummary, console: Console, *, max_problems: int = 10) -> None:
@@ -52,7 +58,7 @@ def render_ingest_problems(summary: IngestSummary, console: Console, *, max_prob
     table.add_column("excerpt", overflow="ellipsis", no_wrap=True, ratio=1)
     for path, p in f.problems[:max_problems]:
         where = f"{Path(path).name}:{p.line_no}" if p.line_no else Path(path).name
-        table.add_row(Text(where), Text(p.kind), Text(p.message), Text(p.excerpt or ""))
+        table.add_row(safe_text(where), safe_text(p.kind), safe_text(p.message), safe_text(p.excerpt or ""))
     console.print(table)
     console.print("Full paths, messages and excerpts: tokaudit problems (--json)", markup=False, highlight=False)
 
@@ -81,14 +87,14 @@ def render_usage(report: UsageReport, console: Console) -> None:
     for col in report.columns:
         total = "TOTAL" if col == first else report.totals.get(col)
         justify = "left" if col in (first, "project", "first_utc", "last_utc") else "right"
-        footer = _cell(total, col) if col != first else Text("TOTAL")
+        footer = _cell(total, col) if col != first else safe_text("TOTAL")
         table.add_column(_LABELS.get(col, col.replace("_", " ")), justify=justify, footer=footer, overflow="fold", no_wrap=justify == "right")
     for row in report.rows:
         table.add_row(*(_cell(row.get(col), col) for col in report.columns))
     console.print(table)
     for note in report.notes:
-        console.print(Text(f"note: {note}", style="yellow"))
-    console.print(Text(f"prices: {report.price_source}", style="dim"))
+        console.print(safe_text(f"note: {note}", style="yellow"))
+    console.print(safe_text(f"prices: {report.price_source}", style="dim"))
 
 
 def usage_csv(report: UsageReport) -> str:
@@ -106,21 +112,21 @@ def render_problems(rows: list[dict[str, Any]], console: Console) -> None:
     for col in ("path", "line_no", "kind", "message", "excerpt"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(*(Text(str(r[c]) if r[c] is not None else "") for c in ("path", "line_no", "kind", "message", "excerpt")))
+        table.add_row(*(safe_text(str(r[c]) if r[c] is not None else "") for c in ("path", "line_no", "kind", "message", "excerpt")))
     console.print(table)
 
 
 def render_sources(rows: list[dict[str, Any]], console: Console) -> None:
     """Per-file line accounting: read = used + skipped + problems."""
     table = Table(title=f"sources ({len(rows)} files)", title_justify="left", show_footer=True)
-    table.add_column("file", overflow="fold", footer=Text("TOTAL"))
+    table.add_column("file", overflow="fold", footer=safe_text("TOTAL"))
     table.add_column("format")
     for col in ("lines_read", "lines_used", "lines_skipped", "lines_problem"):
         total = sum(r[col] for r in rows)
         table.add_column(col.removeprefix("lines_"), justify="right", footer=_cell(total))
     for r in rows:
         table.add_row(
-            Text(r["path"]), Text(r["format"] if not r["file_problems"] else f"{r['format']} (failed)"),
+            safe_text(r["path"]), safe_text(r["format"] if not r["file_problems"] else f"{r['format']} (failed)"),
             *(_cell(r[c]) for c in ("lines_read", "lines_used", "lines_skipped", "lines_problem")),
         )
     console.print(table)
@@ -144,15 +150,15 @@ def render_fits(fits: list[TokenFit], console: Console, *, saved: bool) -> None:
         table.add_column(name, justify="left" if name in ("family", "content") else "right")
     for f in fits:
         table.add_row(
-            Text(f.model_family), Text(f.content_type), f"{f.tokens_per_byte:.3f}", f"{f.args_tokens_per_byte:.3f}",
+            safe_text(f.model_family), safe_text(f.content_type), f"{f.tokens_per_byte:.3f}", f"{f.args_tokens_per_byte:.3f}",
             f"{f.overhead_tokens:.0f}", f"{f.samples:,}", f"{f.held_out:,}", pct(f.median_rel_error), pct(f.p90_rel_error),
             pct(f.heuristic_median_rel_error), pct(f.heuristic_p90_rel_error),
         )
     console.print(table)
     for f in fits:
         if f.rejected:
-            console.print(Text(f"not used: {f.model_family}/{f.content_type}: {f.rejected}", style="yellow"))
-    console.print(Text("saved: tool results without a token count are now estimated with the usable fits" if saved else "not saved (--dry-run)", style="dim"))
+            console.print(safe_text(f"not used: {f.model_family}/{f.content_type}: {f.rejected}", style="yellow"))
+    console.print(safe_text("saved: tool results without a token count are now estimated with the usable fits" if saved else "not saved (--dry-run)", style="dim"))
 
 
 _SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
@@ -171,14 +177,14 @@ def render_audit(result: AuditResult, console: Console) -> None:
         table.add_column("detector")
         table.add_column("findings", justify="right")
         for name, n in summary["by_detector"].items():
-            table.add_row(Text(name), f"{n:,}")
+            table.add_row(safe_text(name), f"{n:,}")
         console.print(table)
     dos = [f for f in result.findings if f.detector == "economic_dos"]
     if dos:
-        console.print(Text(f"economic DoS suspected in {len(dos)} session(s):", style="bold red"))
+        console.print(safe_text(f"economic DoS suspected in {len(dos)} session(s):", style="bold red"))
         for f in sorted(dos, key=lambda f: -(f.excess_tokens or 0))[:10]:
-            console.print(Text(f"  {f.session_id}  [{f.severity}]  {f.explanation}"))
-    console.print(Text("list them with `tokaudit findings`; one session turn by turn with `tokaudit show SESSION`", style="dim"))
+            console.print(safe_text(f"  {f.session_id}  [{f.severity}]  {f.explanation}"))
+    console.print(safe_text("list them with `tokaudit findings`; one session turn by turn with `tokaudit show SESSION`", style="dim"))
 
 
 def render_findings(rows: list[dict[str, Any]], console: Console) -> None:
@@ -192,8 +198,8 @@ def render_findings(rows: list[dict[str, Any]], console: Console) -> None:
     for r in rows:
         turns = "—" if r["first_turn"] is None else f"{r['first_turn']}–{r['last_turn']}"
         table.add_row(
-            Text(r["severity"], style=_SEVERITY_STYLE.get(r["severity"], "")), Text(r["detector"]), Text(r["session_id"]), turns,
-            Text(r["tool_key"] or "—"), Text(f"{r['metric']} = {short_number(r['value'])}"), _cell(r["excess_tokens"]), Text(r["explanation"]),
+            safe_text(r["severity"], style=_SEVERITY_STYLE.get(r["severity"], "")), safe_text(r["detector"]), safe_text(r["session_id"]), turns,
+            safe_text(r["tool_key"] or "—"), safe_text(f"{r['metric']} = {short_number(r['value'])}"), _cell(r["excess_tokens"]), safe_text(r["explanation"]),
         )
     console.print(table)
 
@@ -201,7 +207,7 @@ def render_findings(rows: list[dict[str, Any]], console: Console) -> None:
 def render_timeline(data: dict[str, Any], console: Console) -> None:
     """A session turn by turn, flagged turns marked (✗ a failed call, ↻ a call the previous result steered)."""
     s = data["session"]
-    console.print(Text(f"session {s.get('session_id')}  agent {s.get('agent')}  model {s.get('model')}  outcome {s.get('outcome') or '—'}"))
+    console.print(safe_text(f"session {s.get('session_id')}  agent {s.get('agent')}  model {s.get('model')}  outcome {s.get('outcome') or '—'}"))
     table = Table()
     for name in ("turn", "time (UTC)", "uncached", "cache read", "cache write", "output", "reasoning", "context", "tool calls", "flags"):
         table.add_column(name, justify="left" if name in ("time (UTC)", "tool calls", "flags") else "right", overflow="fold")
@@ -214,15 +220,15 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
         flags = ", ".join(t["flags"])
         table.add_row(
             str(t["turn"]), (t["ts_utc"] or "")[:19], _cell(t["input_tokens"]), _cell(t["cache_read_tokens"]), _cell(t["cache_write_tokens"]),
-            _cell(t["output_tokens"]), _cell(t["reasoning_tokens"]), _cell(t["context_tokens"]), Text(tools),
-            Text(("⚑ " + flags) if flags else "", style="bold red" if flags else ""),
+            _cell(t["output_tokens"]), _cell(t["reasoning_tokens"]), _cell(t["context_tokens"]), safe_text(tools),
+            safe_text(("⚑ " + flags) if flags else "", style="bold red" if flags else ""),
         )
     console.print(table)
     for f in data["findings"]:
-        console.print(Text(f"[{f['severity']}] {f['detector']}: {f['explanation']}", style=_SEVERITY_STYLE.get(f["severity"], "")))
+        console.print(safe_text(f"[{f['severity']}] {f['detector']}: {f['explanation']}", style=_SEVERITY_STYLE.get(f["severity"], "")))
     for sub in data.get("subagents", []):
         verdict = "; economic_dos suspected" if sub["economic_dos"] else ""
-        console.print(Text(f"subagent {sub['session_id']}: {sub['findings']} findings{verdict} (tokaudit show {sub['session_id']})",
+        console.print(safe_text(f"subagent {sub['session_id']}: {sub['findings']} findings{verdict} (tokaudit show {sub['session_id']})",
                            style="bold red" if sub["economic_dos"] else ""))
 
 
