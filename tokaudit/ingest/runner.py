@@ -72,6 +72,11 @@ class FileWork:
     start_line_no: int = 1
     state: dict[str, Any] | None = None
 
+    @property
+    def new_bytes(self) -> int:
+        """Bytes this run has to read (from the start offset to the end of the file)."""
+        return self.size_bytes - self.start_offset
+
 
 @dataclass
 class FileOutcome:
@@ -360,7 +365,7 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
 
 def _largest_first(works: list[FileWork]) -> list[FileWork]:
     """Files by the bytes left to read, most first (ties in the order given): the order they are written in."""
-    return sorted(works, key=lambda w: w.size_bytes - w.start_offset, reverse=True)
+    return sorted(works, key=lambda w: w.new_bytes, reverse=True)
 
 
 def _chunks(works: list[FileWork]) -> list[list[FileWork]]:
@@ -370,11 +375,11 @@ def _chunks(works: list[FileWork]) -> list[list[FileWork]]:
     chunk: list[FileWork] = []
     size = 0
     for work in _largest_first(works):
-        if chunk and (len(chunk) >= WORKER_CHUNK_FILES or size + work.size_bytes - work.start_offset > WORKER_CHUNK_BYTES):
+        if chunk and (len(chunk) >= WORKER_CHUNK_FILES or size + work.new_bytes > WORKER_CHUNK_BYTES):
             chunks.append(chunk)
             chunk, size = [], 0
         chunk.append(work)
-        size += work.size_bytes - work.start_offset
+        size += work.new_bytes
     if chunk:
         chunks.append(chunk)
     return chunks

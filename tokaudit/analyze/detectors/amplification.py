@@ -107,6 +107,7 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
         pl.col("turn").max().alias("last_turn"),
         pl.col("tool_call_id").first().alias("first_call"),
         pl.col("result_tokens_method").first().alias("method"),
+        pl.col("is_mcp").first().alias("mcp"),
     ).filter(pl.col("calls") >= params.min_verbose_calls)
     return [
         Finding(
@@ -120,7 +121,7 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
                 f"in all, {r['method']}; its median is {r['median']:,.0f}): verbose results the model must read, and re-read on every "
                 "later request."
             ),
-            evidence={"first_call": r["first_call"], "calls": r["calls"]},
+            evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": r["mcp"]},
         )
         for r in per.iter_rows(named=True)
     ]

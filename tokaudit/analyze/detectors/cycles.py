@@ -22,9 +22,9 @@ The sequence is read twice: every call of the session, and its MCP calls alone
 — a cycle between servers stays one when the model runs a few of its own tools
 (a grep, a file read) between the steps. In the MCP view the argument floor does
 not apply: servers handing the model back and forth with small arguments (A → B
-→ A → B, the same calls each time) are reported too, marked ``light_args``, and
-the combined verdict asks a cost above the cohort of them (two status tools
-polled in turn look the same).
+→ A → B, the same calls each time) are reported too, marked ``light_args``; the
+combined verdict asks more of them (two status tools polled in turn look the
+same). Every finding says whether an MCP call was in the cycle (``mcp``).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def _find_cycles(
 ) -> None:
     """Append to ``findings`` the cycles in ``t`` (calls in session order) overlapping none in ``seen`` (turn ranges per session).
     ``light_ok``: cycles below the argument floor count too, marked ``light_args`` (servers handing the model back
-    and forth with small arguments: the combined verdict asks a cost above the cohort for those)."""
+    and forth with small arguments)."""
     # The calls are in session order: a plain shift within the same session is "k calls back".
     narration = t["unnarrated_hashes"].list.len().max() or 0
 
@@ -115,11 +115,13 @@ def _find_cycles(
             pl.col("tool_call_id").filter(pl.col("has_result")).last().alias("last_call"),
             # The turn at which the cycle had repeated min_repetitions times: when an online guard would have fired.
             fire_turn(period * (params.min_repetitions - 1)),
+        ).with_columns(
+            (pl.col("args_tokens") < params.min_mean_args_tokens * pl.col("matched")).alias("light_args")
         ).filter(
             (pl.col("matched") >= period * (params.min_repetitions - 1))
             & (pl.col("tools") >= 2)
             & (pl.col("mean_novelty").fill_null(0) < params.max_novelty)
-            & ((pl.col("args_tokens") >= params.min_mean_args_tokens * pl.col("matched")) | light_ok)
+            & (~pl.col("light_args") | light_ok)
             & (pl.col("repeat_share") >= params.min_repeat_share)
             & (pl.col("errors") * period <= params.max_errors_per_period * pl.col("matched"))
         )
@@ -136,7 +138,6 @@ def _find_cycles(
                                f"and ≥ {params.min_mean_args_tokens} argument tokens per call"),
                     what=(f"A period-{period} cycle across {run['tools']} tools repeated {run['calls'] / period:.0f} times with the same arguments "
                           f"({run['args_tokens']:,} argument tokens re-written), returning little new."),
-                    extra={"period": period, "repeat_share": run["repeat_share"],
-                           "light_args": run["args_tokens"] < params.min_mean_args_tokens * run["matched"], "mcp": run["mcp"]},
+                    extra={"period": period, "repeat_share": run["repeat_share"], "light_args": run["light_args"], "mcp": run["mcp"]},
                 )
             )

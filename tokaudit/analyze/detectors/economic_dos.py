@@ -94,9 +94,6 @@ def detect(context: Context, params: Params) -> list[Finding]:
         (row["session_id"], row["mcp_server"]): row["args_tokens"] or 0
         for row in written_to.group_by("session_id", "mcp_server").agg(pl.col("args_tokens").sum()).iter_rows(named=True)
     }
-    # Verbose results count as a chain only from an MCP server: the agent's own tools (a long file read)
-    # return what the user's machine holds.
-    mcp_tools = set(context.tools.filter(pl.col("is_mcp"))["tool_key"].unique().to_list())
     by_session: dict[str, list[Finding]] = defaultdict(list)
     for f in context.findings:
         by_session[owner.get(f.session_id, f.session_id)].append(f)
@@ -104,10 +101,12 @@ def detect(context: Context, params: Params) -> list[Finding]:
     for session_id, found in sorted(by_session.items()):
         names = {f.detector for f in found}
         ratio = context.ratio(session_id)
+        # A chain of the agent's own tools alone (a cycle of read, edit, test; a long file read) is coding
+        # work on what the user's machine holds: findings that say so (evidence "mcp") do not count.
         structural = [
             f for f in found
-            if (f.detector in STRUCTURAL and f.evidence.get("mcp", True))
-            or (f.detector == "amplification" and f.metric == "result_size_vs_tool_median" and f.tool_key in mcp_tools)
+            if (f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric == "result_size_vs_tool_median"))
+            and f.evidence.get("mcp", True)
         ]
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
