@@ -64,11 +64,19 @@ def test_exit_codes(db_path, tmp_path):
     out = run("ingest", "--db", db_path, tmp_path / "nope", expect=3)
     assert "no such file or folder" in out
     out = run("ingest", "--db", db_path, expect=3)  # no default log folders in the test HOME
-    assert "Hint:" in out
+    assert "\nHint: pass paths to ingest" in out and "\\x0a" not in out
     assert "unknown time zone" in run("usage", "--db", db_path, "--tz", "Mars/Olympus", expect=2)
     assert "unknown format" in run("ingest", "--db", db_path, "--format", "nope", FIXTURES / "bad", expect=2)
     (tmp_path / "tokaudit.toml").write_text("colour = 'blue'\n")
     assert "unknown key 'colour'" in run("usage", "--db", db_path, "--config", tmp_path / "tokaudit.toml", expect=2)
+
+
+@pytest.mark.parametrize("command", [["usage"], ["problems"], ["sources"], ["audit"], ["findings"], ["show", "s1"], ["report"]])
+def test_a_command_that_reads_the_store_refuses_a_database_that_is_not_there(tmp_path, command):
+    typo = tmp_path / "tokadit.duckdb"
+    out = run(*command, "--db", typo, expect=3)
+    assert f"no database at {typo}" in out and "tokaudit ingest" in out
+    assert not typo.exists()  # no empty database left behind
 
 
 def test_default_locations_from_env(tmp_path, monkeypatch, db_path):

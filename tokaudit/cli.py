@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,7 +33,10 @@ class TokauditCommandError(click.ClickException):
 
     def __init__(self, error: TokauditError) -> None:
         # Messages quote ids and paths from the logs: their control characters are shown as escapes.
-        super().__init__(printable(str(error)))
+        text = printable(error.message)
+        if error.hint:
+            text += f"\nHint: {printable(error.hint)}"
+        super().__init__(text)
         self.exit_code = error.exit_code
 
 
@@ -69,11 +73,21 @@ def upgrade_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _open(db: str | None, config_path: str | None, wait_s: float, no_upgrade: bool = False):
+    """The store of a command that reads what was ingested: a database file that is not there is an
+    error (a mistyped --db must not quietly create an empty database and report nothing)."""
     from tokaudit.config import load_config, resolve_db
+    from tokaudit.errors import NoInputError
     from tokaudit.store.engine import open_store
+    from tokaudit.store.urls import db_path
 
     config = load_config(config_path)
-    return open_store(resolve_db(db, config), wait_s=wait_s, upgrade=not no_upgrade), config
+    target = resolve_db(db, config)
+    file = db_path(target)
+    if file != ":memory:" and not os.path.exists(file):
+        raise NoInputError(
+            f"no database at {file}", hint="run `tokaudit ingest` first, or point --db (or TOKAUDIT_DB) at the database you ingested into"
+        )
+    return open_store(target, wait_s=wait_s, upgrade=not no_upgrade), config
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -97,12 +111,13 @@ def cli() -> None:
 @click.option("--workers", type=click.IntRange(1, 64), default=None, help="Parsing processes (default: one per core, up to 4, when there are 50+ files to read).")
 @click.option("--max-line-bytes", type=click.IntRange(1024), default=None, help="Lines longer than this are recorded as problems (default 10 MiB).")
 @click.option("--strict", is_flag=True, help="Exit 1 if any line or file could not be used.")
+@click.option("--final", is_flag=True, help="The logs are finished: read a last line that has no newline instead of leaving it for the next run.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 @store_options
 @upgrade_option
 @handle_errors
-def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_json, quiet, db, config_path, wait_s, no_upgrade):
+def ingest_command(paths, forced_format, workers, max_line_bytes, strict, final, as_json, quiet, db, config_path, wait_s, no_upgrade):
     """Load new log lines from PATHS (files or folders) into the database.
 
     With no PATHS, reads the default locations: $CLAUDE_CONFIG_DIR or
@@ -122,6 +137,7 @@ def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_jso
         forced_format=forced_format,
         workers=workers,
         max_line_bytes=max_line_bytes or config.max_line_bytes,
+        final=final,
         wait_s=wait_s,
         upgrade=not no_upgrade,
     )
@@ -137,7 +153,7 @@ def ingest_command(paths, forced_format, workers, max_line_bytes, strict, as_jso
             from tokaudit.report.terminal import render_ingest_problems
 
             render_ingest_problems(summary, _console())
-    if strict and (summary.lines_problem or summary.files_failed or summary.missing_paths):
+    if strict and summary.incomplete:
         sys.exit(EXIT_FAIL)
 
 

@@ -62,6 +62,19 @@ def test_exit_0_within_budget_with_a_warning_and_1_with_fail_on_warn(tmp_path):
     assert "FAIL (exit 1)" in strict.output
 
 
+def test_the_last_line_of_a_log_without_its_newline_counts_in_a_gate(tmp_path):
+    log = next(Path(LOGS[0]).rglob("*.jsonl")).read_bytes()
+    (tmp_path / "with").mkdir()
+    (tmp_path / "without").mkdir()
+    (tmp_path / "with" / "s.jsonl").write_bytes(log)
+    (tmp_path / "without" / "s.jsonl").write_bytes(log.rstrip(b"\n"))
+    budget = budget_file(tmp_path, "[budgets.run]\ntotal_tokens = { fail = 1000000000000 }\n")
+    runs = [json.loads(run("gate", str(tmp_path / name), "--budget", budget, "--json").output) for name in ("with", "without")]
+    assert [r["ingest"]["lines"]["pending"] for r in runs] == [0, 0]
+    assert runs[0]["ingest"]["lines"]["read"] == runs[1]["ingest"]["lines"]["read"]
+    assert runs[0]["verdicts"][0]["value"] == runs[1]["verdicts"][0]["value"] > 0
+
+
 def test_exit_1_on_a_fail_level_budget(tmp_path):
     budget = budget_file(tmp_path, "[budgets.run]\ncost_usd = { fail = 0.50 }\n")
     result = run("gate", *LOGS, "--budget", budget, "--json")
@@ -173,7 +186,7 @@ def test_github_annotations_and_step_summary(tmp_path):
     assert commands[1].startswith("::error title=tokaudit budget model[claude-opus-*].cost_usd::")
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("# earlier step\n## tokaudit gate: FAIL (exit 1)")  # appended, not overwritten
-    assert "| session.cost_usd | claude-code:3615c962-02b6-42a4-a69d-b87616bd130e | $0.4142 | warn $0.3000 · fail $5.00 | ⚠️ warn |" in text
+    assert "| session.cost_usd | claude-code\\:3615c962-02b6-42a4-a69d-b87616bd130e | $0.4142 | warn $0.3000 · fail $5.00 | ⚠️ warn |" in text
     assert "| model[claude-opus-*].cost_usd | claude-opus-4-5-20251101 | $0.4142 | fail $0.3000 | ❌ fail |" in text
     # Off GitHub Actions: no workflow commands, no summary.
     plain = run("gate", *LOGS, "--budget", budget, env={"GITHUB_ACTIONS": "", "GITHUB_STEP_SUMMARY": str(summary)})

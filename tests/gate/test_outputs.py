@@ -93,7 +93,8 @@ def test_step_summary_cells_are_escaped_markdown(tmp_path):
     text = step_summary_markdown(result(tmp_path))
     assert text.startswith("## tokaudit gate: FAIL (exit 1)")
     row = next(line for line in text.splitlines() if "evil" in line)
-    assert row == "| tool.tool_calls | evil\\|&lt;img src=x&gt; ::error::pwned [bold]x[/bold],a:b% | 40 | warn 10 · fail 30 | ❌ fail |"
+    # A name from a log can open no tag, link or image, and its control characters show as escapes.
+    assert row == "| tool.tool_calls | evil\\|&lt;img src=x&gt; \\:\\:error\\:\\:pwned\\\\x07\\[bold\\]x\\[/bold\\],a\\:b% | 40 | warn 10 · fail 30 | ❌ fail |"
     assert "Findings: 1 high" in text
 
 

@@ -159,6 +159,15 @@ def test_events():
         (1, "compaction", "context 30418 -> 2210 tokens", "generic:s1"), (2, "api_error", None, "generic:s1")]
 
 
+def test_secrets_in_a_task_label_or_event_detail_are_redacted_when_stored():
+    token = "ghp_" + "FbLd9Rb9xqODtLMulxluWx2MqtYygX0bKRVi"
+    r = parse(ev("session", task_label=f"git clone https://x-access-token:{token}@github.com/o/r"),
+              ev("event", kind="api_error", detail=f"401 for Authorization: Bearer {token}"))  # fmt: skip
+    stored = [r.sessions["generic:s1"]["task_label"], *(e["detail"] for e in r.events.values())]
+    assert all(token not in text and "[REDACTED]" in text for text in stored)
+    assert stored[0].startswith("git clone https://")
+
+
 def test_unknown_fields_are_ignored_and_zones_become_utc():
     r = parse(llm(ts="2026-03-12T11:14:05.5+02:00", future_field={"x": 1}, cache_read_tokens=2))
     (call,) = r.llm_calls.values()

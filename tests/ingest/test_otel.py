@@ -135,6 +135,23 @@ def test_garbage_counts_are_ignored_not_stored():
     assert tokens(call) == (70, 0, 0, 0, 0, None)
 
 
+@pytest.mark.parametrize("value", [{"intValue": "12abc"}, {"intValue": "1e20"}, {"intValue": "-5"}, {"doubleValue": 800.7},
+                                   {"stringValue": "lots"}, {"intValue": "99999999999999999999"}])  # fmt: skip
+def test_an_unreadable_count_keeps_the_call_and_makes_the_line_a_problem(value):
+    span = chat("c1", attrs={"gen_ai.usage.input_tokens": 900})
+    span["attributes"].append({"key": "gen_ai.usage.output_tokens", "value": value})
+    result = parse(req(span), req(chat("c2", start=5.0, attrs={"gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 3})))
+    assert sorted(c["output_tokens"] for c in result.llm_calls.values()) == [0, 3]
+    assert [(p.line_no, p.kind) for p in result.problems] == [(1, "invalid-usage")]
+    assert "gen_ai.usage.output_tokens" in result.problems[0].message and result.lines_ok == 1
+
+
+def test_a_bad_legacy_key_beside_a_good_count_is_not_a_problem():
+    result = parse(req(chat("c1", attrs={"gen_ai.usage.input_tokens": 900, "gen_ai.usage.prompt_tokens": "n/a",
+                                         "gen_ai.usage.output_tokens": 4})))  # fmt: skip
+    assert result.problems == [] and tokens(one_call(result))[0] == 900
+
+
 def test_ttl_split_when_reported():
     call = one_call(parse(req(chat("c1", attrs={"gen_ai.usage.input_tokens": 5000, "gen_ai.usage.cache_creation.input_tokens": 1000,
                                                 "gen_ai.usage.cache_creation.ephemeral_5m_input_tokens": 600,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -272,7 +273,48 @@ def test_a_fifo_named_like_a_log_is_not_walked_into(tmp_path):
 
     (tmp_path / "s.jsonl").write_bytes(jsonl(claude_assistant(out=1)))
     os.mkfifo(tmp_path / "pipe.jsonl")  # opening it for reading would block until a writer comes
-    assert discover([tmp_path], []) == [str(tmp_path / "s.jsonl")]
+    assert discover([tmp_path]).files == [str(tmp_path / "s.jsonl")]
+
+
+def test_a_symlinked_folder_is_walked_once_and_links_that_lead_nowhere_are_reported(tmp_path):
+    from tokaudit.ingest.discover import discover
+
+    real = tmp_path / "elsewhere" / "proj"
+    real.mkdir(parents=True)
+    (real / "s.jsonl").write_bytes(jsonl(claude_assistant(out=1)))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "proj-link").symlink_to(real)  # a projects folder kept elsewhere and linked in
+    (logs / "up").symlink_to(logs)  # a link back up the tree must not loop
+    (logs / "gone.jsonl").symlink_to(tmp_path / "deleted.jsonl")
+    (logs / "loop.jsonl").symlink_to(logs / "loop.jsonl")
+    (logs / "notes.txt").symlink_to(tmp_path / "deleted.txt")  # not a log name: no one asked for it
+    found = discover([logs])
+    assert found.files == [str(real / "s.jsonl")]
+    assert sorted(Path(p).name for p, _ in found.unreadable) == ["gone.jsonl", "loop.jsonl"]
+    assert all("leads nowhere" in reason for _, reason in found.unreadable)
+
+
+def test_a_folder_that_cannot_be_listed_is_reported_and_fails_strict(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from tokaudit.cli import cli
+
+    logs = tmp_path / "logs"
+    (logs / "locked").mkdir(parents=True)
+    (logs / "s.jsonl").write_bytes(jsonl(claude_assistant(out=1)))
+    scandir = os.scandir
+
+    def denied(path):  # what chmod 000 does to anyone but root (the tests may run as root)
+        if os.fspath(path) == str(logs / "locked"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", denied)
+    result = CliRunner().invoke(cli, ["ingest", "--strict", "--json", "--db", str(tmp_path / "t.duckdb"), str(logs)])
+    out = json.loads(result.output)
+    assert result.exit_code == 1 and out["files"]["new"] == 1
+    assert out["unreadable_paths"] == [{"path": str(logs / "locked"), "reason": "cannot list folder: Permission denied"}]
 
 
 def test_a_byte_order_mark_opens_the_file_and_is_not_part_of_its_first_line(tmp_path):
@@ -289,3 +331,31 @@ def test_a_byte_order_mark_opens_the_file_and_is_not_part_of_its_first_line(tmp_
         want, got = snapshot(a), snapshot(b)
     for table in ("sessions", "llm_calls", "tool_calls", "session_events"):
         assert got[table] == want[table], table
+
+
+def test_final_reads_a_last_line_left_without_its_newline_once(tmp_path):
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(jsonl(claude_assistant(out=3)) + jsonl(claude_assistant("m2", "r2", out=5)).rstrip(b"\n"))
+    with open_store(str(tmp_path / "t.duckdb")) as store:
+        first = ingest_paths(store, [log])
+        assert (first.llm_calls, first.lines_pending) == (1, 1)  # maybe still being written: left for later
+        final = ingest_paths(store, [log], final=True)
+        assert (final.files_grown, final.llm_calls, final.lines_pending) == (1, 1, 0)
+        again = ingest_paths(store, [log], final=True)
+        assert (again.files_unchanged, again.lines_read) == (1, 0)
+        assert store.duck.execute("SELECT sum(output_tokens), count(*) FROM llm_calls").fetchall() == [(8, 2)]
+
+
+def test_a_forced_format_that_uses_nothing_is_called_out_and_fails_strict(tmp_path):
+    from click.testing import CliRunner
+
+    from tokaudit.cli import cli
+
+    rollouts = str(FIXTURES / "codex")
+    args = ["ingest", "--strict", "--json", "--format", "claude-code", "--db", str(tmp_path / "t.duckdb"), rollouts]
+    result = CliRunner().invoke(cli, args)
+    out = json.loads(result.output)
+    assert out["lines"]["used"] == 0 and out["format_doubts"] and result.exit_code == 1
+    assert all("it looks like a codex log" in d["reason"] for d in out["format_doubts"])
+    right = CliRunner().invoke(cli, [*args[:4], "codex", "--db", str(tmp_path / "u.duckdb"), rollouts])
+    assert right.exit_code == 0 and json.loads(right.output)["format_doubts"] == []

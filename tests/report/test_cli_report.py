@@ -55,5 +55,6 @@ def test_scheduled_audit_options_are_checked(tmp_path):
     db = tmp_path / "a.duckdb"
     assert "drop --no-save" in run("audit", "--db", db, "--report", tmp_path / "r", "--no-save", expect=2)
     assert "cannot be combined" in run("audit", "--db", db, "--last", "1d", "--until", "2026-03-01", expect=2)
+    run("db", "upgrade", "--db", db)  # a database with nothing in it yet
     run("audit", "--db", db, "--last", "1d", "--report", tmp_path / "r")  # an empty day is still a report
     assert (tmp_path / "r" / "index.html").is_file()

@@ -149,6 +149,16 @@ def test_csv_cells_that_look_like_formulas_are_defused(tmp_path):
     assert out["n"].to_list() == df["n"].to_list()
 
 
+def test_the_table_export_defuses_cells_by_the_same_rule_as_every_other_csv():
+    from tokaudit.report.export import _defuse_formulas
+    from tokaudit.report.numbers import csv_cell
+
+    cells = ["\r=cmd", "\n+1", "a\r\nb", "\t@x", "=1\n=2", "plain", "-", "'quoted"]
+    out = _defuse_formulas(pl.DataFrame({"tool": cells}))
+    assert out["tool"].to_list() == [csv_cell(c) for c in cells]
+    assert not any("\n" in c or "\r" in c for c in out["tool"].to_list())
+
+
 def test_empty_store_gives_an_empty_report(store, tmp_path):
     result = build_report(store, tmp_path / "empty", formats="html,md,json")
     assert result.report.headline["requests"] == 0 and result.report.drilldowns == []

@@ -363,8 +363,16 @@ def github_annotations(result: GateResult, *, fail_on_warn: bool = False, base: 
 
 
 def _md(text: str) -> str:
-    """A Markdown table cell: HTML escaped (GitHub renders inline HTML), pipes escaped, one line."""
+    """tokaudit's own text (the headline, budget names, values) as a one-line Markdown table cell."""
     return _CONTROL.sub(" ", html.escape(text, quote=False).replace("|", "\\|"))
+
+
+def _md_log(text: str, limit: int = 160) -> str:
+    """Text that comes from logs (member names, paths in notes): inert in Markdown, since GitHub
+    renders inline HTML, links and images in a step summary."""
+    from tokaudit.report.numbers import md_text
+
+    return md_text(text, limit)
 
 
 def step_summary_markdown(result: GateResult, *, fail_on_warn: bool = False) -> str:
@@ -374,7 +382,7 @@ def step_summary_markdown(result: GateResult, *, fail_on_warn: bool = False) -> 
     lines += ["| budget | member | value | limit | verdict |", "|---|---|--:|---|---|"]
     icon = {"fail": "❌ fail", "warn": "⚠️ warn", "inconclusive": "➖ inconclusive", "pass": "✅ pass"}
     for budget, member, value, limit, verdict in rows[:MAX_SUMMARY_ROWS]:
-        lines.append(f"| {_md(budget)} | {_md(member)} | {_md(value)} | {_md(limit)} | {icon[verdict]} |")
+        lines.append(f"| {_md(budget)} | {_md_log(member)} | {_md(value)} | {_md(limit)} | {icon[verdict]} |")
     if len(rows) > MAX_SUMMARY_ROWS:
         lines.append(f"\n…and {len(rows) - MAX_SUMMARY_ROWS} more rows (see the JUnit or JSON output).")
     if result.findings:
@@ -383,7 +391,7 @@ def step_summary_markdown(result: GateResult, *, fail_on_warn: bool = False) -> 
             by[f.severity] = by.get(f.severity, 0) + 1
         lines += ["", "Findings: " + ", ".join(f"{n} {s}" for s, n in sorted(by.items(), key=lambda kv: -_SEV_RANK.get(kv[0], 0)))]
     for note in result.notes:
-        lines += ["", f"> {_md(note)}"]
+        lines += ["", f"> {_md_log(note, limit=600)}"]
     return "\n".join(lines) + "\n"
 
 

@@ -50,7 +50,10 @@ def _input_store(
 
         store = open_store(":memory:")
         try:
-            summary = ingest_paths(store, list(paths), forced_format=forced_format, workers=workers, max_line_bytes=config.max_line_bytes)
+            # A one-shot read of finished logs: a last line without its newline is part of the run.
+            summary = ingest_paths(
+                store, list(paths), forced_format=forced_format, workers=workers, max_line_bytes=config.max_line_bytes, final=True
+            )
             if summary.lines_ok == 0:
                 problems = f"; {summary.lines_problem} line(s) and {summary.files_failed} file(s) could not be used" if summary.lines_problem or summary.files_failed else ""
                 raise NoInputError(
@@ -124,6 +127,10 @@ def run_gate(
     result.config_file = str(found[0]) if found else None
     if ingest and ingest["missing_paths"]:
         result.notes.append(f"not found: {', '.join(ingest['missing_paths'])}")
+    if ingest and ingest["format_doubts"]:
+        result.notes.append(f"--format used nothing of {len(ingest['format_doubts'])} file(s): drop it to sniff each file")
+    if ingest and ingest["unreadable_paths"]:
+        result.notes.append("not read: " + ", ".join(f"{u['path']} ({u['reason']})" for u in ingest["unreadable_paths"]))
     if ingest and ingest["lines"]["problem"]:
         result.notes.append(f"{ingest['lines']['problem']} log line(s) could not be used (see `tokaudit ingest PATH` for each reason)")
     return result

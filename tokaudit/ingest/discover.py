@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from fnmatch import translate
 from functools import lru_cache
 from pathlib import Path
@@ -40,37 +42,68 @@ def default_paths() -> list[Path]:
     return [r for r in roots if r.is_dir()]
 
 
-def discover(paths: Iterable[str | os.PathLike[str]], missing: list[str]) -> list[str]:
+@dataclass
+class Discovery:
+    """What a walk found: files to read, paths given that do not exist, and paths met but not readable."""
+
+    files: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> Discovery:
     """Files under ``paths`` (folders walked for names some format reads; files taken as given), sorted, deduplicated.
 
     Paths are made canonical (symlinks resolved) so one file reached two ways
-    is read once; folders are resolved once and walked without following links.
+    is read once. Symlinked folders are walked, each real folder once, so a link
+    back up the tree cannot loop. A folder that cannot be listed and a log-named
+    link that leads nowhere are reported, never passed over in silence.
     """
-    found: set[str] = set()
+    found = Discovery()
+    names: set[str] = set()
+    seen_dirs: set[str] = set()
     for p in paths:
         p = os.path.realpath(os.path.expanduser(os.fspath(p)))
         if os.path.isfile(p):
-            found.add(p)
+            names.add(p)
         elif os.path.isdir(p):
-            _walk(p, found)
+            _walk(p, names, seen_dirs, found)
+        elif os.path.exists(p):
+            found.unreadable.append((p, "not a regular file or folder"))
         else:
-            missing.append(p)
-    return sorted(found)
+            found.missing.append(p)
+    found.files = sorted(names)
+    return found
 
 
-def _walk(folder: str, found: set[str]) -> None:
+def _walk(folder: str, names: set[str], seen_dirs: set[str], found: Discovery) -> None:
+    if folder in seen_dirs:
+        return
+    seen_dirs.add(folder)
     try:
         entries = list(os.scandir(folder))
-    except OSError:
-        return  # an unreadable folder holds nothing we can read
+    except OSError as exc:
+        found.unreadable.append((folder, f"cannot list folder: {exc.strerror}"))
+        return
     for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            _walk(entry.path, found)
-        elif wanted_name(entry.name) and entry.is_file():  # not a FIFO or device: reading one would block or never end
-            found.add(os.path.realpath(entry.path) if entry.is_symlink() else entry.path)
+        if entry.is_symlink():
+            try:
+                target = os.stat(entry.path)
+            except OSError as exc:
+                if wanted_name(entry.name):
+                    found.unreadable.append((entry.path, f"link leads nowhere: {exc.strerror}"))
+                continue
+            if stat.S_ISDIR(target.st_mode):
+                _walk(os.path.realpath(entry.path), names, seen_dirs, found)
+            elif stat.S_ISREG(target.st_mode) and wanted_name(entry.name):
+                names.add(os.path.realpath(entry.path))
+        elif entry.is_dir(follow_symlinks=False):
+            _walk(entry.path, names, seen_dirs, found)
+        elif wanted_name(entry.name) and entry.is_file(follow_symlinks=False):
+            names.add(entry.path)  # only regular files: reading a FIFO or a device would block or never end
 
 
-def resolve_files(paths: Sequence[str | os.PathLike[str]] | None, missing: list[str]) -> list[str]:
+def resolve_files(paths: Sequence[str | os.PathLike[str]] | None) -> Discovery:
     """The files to ingest for ``paths`` (default: the agents' folders); NoInputError if there is nothing."""
     if not paths:
         paths = default_paths()
@@ -79,7 +112,7 @@ def resolve_files(paths: Sequence[str | os.PathLike[str]] | None, missing: list[
             raise NoInputError(
                 "no log folders found in the default locations", hint=f"pass paths to ingest; looked in: {', '.join(searched)}"
             )
-    files = discover(paths, missing)
-    if not files and missing:
-        raise NoInputError(f"no such file or folder: {', '.join(missing)}", hint="check the paths you passed")
-    return files
+    found = discover(paths)
+    if not found.files and found.missing:
+        raise NoInputError(f"no such file or folder: {', '.join(found.missing)}", hint="check the paths you passed")
+    return found

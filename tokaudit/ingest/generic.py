@@ -73,6 +73,7 @@ from msgspec import Meta, Raw, Struct
 from tokaudit.ingest.base import Line, ParseResult, check_utf8, result_features, sha256_hex, split_mcp_name, utc_naive
 from tokaudit.ingest.skeleton import args_skeleton, args_values
 from tokaudit.ingest.tokens import count_tokens
+from tokaudit.redact import redact
 
 FORMAT = "generic"
 AGENT = "generic"  # when a session's first event does not name its agent
@@ -320,7 +321,8 @@ def _session(result: ParseResult, line: Line, ev: SessionEvent, ts: datetime | N
             "git_branch": ev.git_branch,
             "parent_session_id": _session_id(ev.parent_session_id) if ev.parent_session_id else None,
             "agent_id": None,
-            "task_label": ev.task_label,
+            # A label is often the task's first words, and tasks quote tokens and URLs with passwords.
+            "task_label": None if ev.task_label is None else redact(ev.task_label),
             "outcome": ev.outcome,
             "agent_version": ev.agent_version,
             "subagent_type": ev.subagent_type,
@@ -491,7 +493,8 @@ def _tool_result(result: ParseResult, line: Line, ev: ToolResultEvent, ts: datet
 def _event(result: ParseResult, line: Line, ev: SessionEventLine, ts: datetime | None) -> Outcome:
     session_id = _session_id(ev.session_id)
     _touch_session(result, session_id, ts)
-    result.add_event({"line_no": line.line_no, "session_id": session_id, "ts_utc": ts, "kind": ev.kind, "detail": ev.detail})
+    result.add_event({"line_no": line.line_no, "session_id": session_id, "ts_utc": ts, "kind": ev.kind,
+                      "detail": None if ev.detail is None else redact(ev.detail)})
     return None
 
 

@@ -147,7 +147,9 @@ several lines; the first line carries the document's outcome). Problems:
 ``invalid-utf8``, ``invalid-json``; ``unknown-shape`` (JSON that is not an
 export request or console span); ``invalid-span`` (a span without valid
 trace/span ids or of the wrong type: the request's other spans are still used,
-and the line is counted as the problem); ``unterminated-document`` /
+and the line is counted as the problem); ``invalid-usage`` (a usage count that is
+not a whole number from 0 up, e.g. ``"12abc"``, ``-5`` or ``12.5``: the call is
+kept with that count as 0 and the line is counted as the problem); ``unterminated-document`` /
 ``document-too-large`` for a multi-line document that never closes.
 
 State (JSON, bounded): per recent trace the parent links and the GenAI spans'
@@ -437,6 +439,21 @@ def _first_tokens(attrs: dict[str, Any], keys: tuple[str, ...]) -> tuple[int | N
     return None, None
 
 
+def _unreadable_count(attrs: dict[str, Any], groups: tuple[tuple[str, ...], ...]) -> str | None:
+    """Why a usage count the span reports could not be read (the first group whose keys all hold
+    something that is not a token count), or None when every reported count is readable."""
+    for keys in groups:
+        if _first_tokens(attrs, keys)[0] is not None:
+            continue
+        for key in keys:
+            value = attrs.get(key)
+            if value is None:
+                continue
+            shown = value if isinstance(value, (int, float)) and not isinstance(value, bool) else f"a {type(value).__name__}"
+            return f"{key} is {shown}, not a token count; the call is kept with that count as 0"
+    return None
+
+
 def _any_value(value: Any, depth: int = 0) -> Any:
     """An OTLP ``AnyValue`` as a plain Python value (None when empty or malformed)."""
     if not isinstance(value, dict) or depth > MAX_VALUE_DEPTH:
@@ -446,7 +463,9 @@ def _any_value(value: Any, depth: int = 0) -> Any:
         if kind == "s":
             return inner if isinstance(inner, str) else None
         if kind == "i":
-            return _int(inner)
+            n = _int(inner)
+            # Kept as given when it is no int64, so a reader can report it rather than find nothing there.
+            return inner if n is None and isinstance(inner, str) else n
         if kind == "d":
             if isinstance(inner, (int, float)) and not isinstance(inner, bool):
                 return float(inner)
@@ -606,6 +625,7 @@ class _Span:
     stop_reason: str | None = None
     service_tier: str | None = None
     cost: Decimal | None = None
+    bad_usage: str | None = None  # why a reported count was unreadable (the line becomes a problem)
     # agent
     agent_name: str | None = None
     agent_id: str | None = None
@@ -829,6 +849,7 @@ def _make_span(trace: str, span_id: str, parent: str | None, name: str, kind: in
     if role == "i":
         span.provider = _provider(_first(attrs, _PROVIDER))
         span.usage = _usage(attrs, span.provider)
+        span.bad_usage = _unreadable_count(attrs, (_INPUT, _OUTPUT, _CACHE_READ, _CACHE_WRITE, _WRITE_5M, _WRITE_1H, _REASONING))
         span.model = _str(_first(attrs, _MODEL))
         span.response_id = _str(attrs.get("gen_ai.response.id"))
         reasons = _first(attrs, ("gen_ai.response.finish_reasons", "llm.finish_reason"))
@@ -971,10 +992,12 @@ class _Parser:
                 result.problem(line, "unknown-shape", "not an OTLP export request (no resourceSpans)")
             return
         usable = genai = 0
+        bad_usage: str | None = None
         for trace, span_id, parent, rec in spans:
             self.register(trace, span_id, parent, rec)
             if rec is not None:
                 genai += 1
+                bad_usage = bad_usage or rec.bad_usage
                 if rec.role != "c":
                     usable += 1
                     self.new.append(rec)
@@ -982,6 +1005,8 @@ class _Parser:
         if invalid:
             # The valid spans are used; the line is reported so the malformed ones are not lost silently.
             result.problem(line, "invalid-span", f"{invalid} span(s) without valid ids or of the wrong type; {len(spans)} read")
+        elif bad_usage:
+            result.problem(line, "invalid-usage", bad_usage)  # the span is used; its unreadable count must not pass as a true 0
         elif usable:
             result.lines_ok += 1
         elif not spans:

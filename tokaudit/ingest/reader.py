@@ -5,7 +5,8 @@ block size plus ``max_line_bytes`` whatever the file holds. A line longer than
 ``max_line_bytes`` is not kept: it becomes a ``line-too-long`` problem and the
 reader skips to the next newline. A last line without its newline is a line
 still being written: it is left for the next run (``pending_bytes``), not
-reported as a problem.
+reported as a problem, unless the caller says the file is ``final`` (a one-shot
+read of finished logs, as ``tokaudit gate`` makes), when it is read as a line.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class ReadState:
 
 
 def iter_lines(
-    f: BinaryIO, *, start_offset: int, start_line_no: int, max_line_bytes: int, state: ReadState
+    f: BinaryIO, *, start_offset: int, start_line_no: int, max_line_bytes: int, state: ReadState, final: bool = False
 ) -> Iterator[Line]:
     """Yield complete lines of ``f`` from ``start_offset``; over-long lines go to ``state.oversize``."""
     f.seek(start_offset)
@@ -78,7 +79,13 @@ def iter_lines(
             skipping = (line_no, offset, buf[:256])
             skipped_len = len(buf)
             buf = b""
-    if skipping is not None:
+    if final and skipping is not None:
+        state.oversize.append((skipping[0], skipping[1], skipped_len, skipping[2]))
+        state.end_offset, state.next_line_no = skipping[1] + skipped_len, line_no + 1
+    elif final and buf:
+        yield Line(line_no, offset, buf[:-1] if buf.endswith(b"\r") else buf)
+        state.end_offset, state.next_line_no = offset + len(buf), line_no + 1
+    elif skipping is not None:
         # An over-long line still being written: wait for its newline like any partial line.
         state.pending_bytes = skipped_len
     else:

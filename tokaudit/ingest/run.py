@@ -18,6 +18,7 @@ def ingest_db(
     forced_format: str | None = None,
     workers: int | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    final: bool = False,
     wait_s: float = 0.0,
     upgrade: bool = True,
     on_progress: Callable[[int, int], None] | None = None,
@@ -29,11 +30,10 @@ def ingest_db(
     """
     if forced_format is not None:
         get_format(forced_format)
-    missing: list[str] = []
-    files = resolve_files(paths, missing)
+    found = resolve_files(paths)
     db_file = _db_file(db)
-    if db_file is not None and forced_format is None:
-        summary = statcache.unchanged_summary(db_file, files, missing)
+    if db_file is not None and forced_format is None and not final:
+        summary = statcache.unchanged_summary(db_file, found)
         if summary is not None:
             return summary
     from tokaudit.ingest.runner import ingest_files
@@ -41,7 +41,8 @@ def ingest_db(
 
     with open_store(db, wait_s=wait_s, upgrade=upgrade) as store:
         summary = ingest_files(
-            store, files, missing, forced_format=forced_format, workers=workers, max_line_bytes=max_line_bytes, on_progress=on_progress
+            store, found, forced_format=forced_format, workers=workers, max_line_bytes=max_line_bytes, final=final,
+            on_progress=on_progress,
         )
         sources = store.duck.execute("SELECT path, size_bytes, mtime_ns, format FROM sources").fetchall()
     if db_file is not None:

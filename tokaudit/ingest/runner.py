@@ -36,7 +36,7 @@ from tokaudit.config import DEFAULT_MAX_LINE_BYTES
 from tokaudit.errors import UnknownFormatError
 from tokaudit.ingest import SNIFF_BYTES, get_format, sniff_format
 from tokaudit.ingest.base import Line, ParseResult, Problem
-from tokaudit.ingest.discover import resolve_files
+from tokaudit.ingest.discover import Discovery, resolve_files
 from tokaudit.ingest.reader import ReadState, iter_lines
 from tokaudit.ingest.summary import IngestSummary
 from tokaudit.redact import excerpt
@@ -92,6 +92,7 @@ class FileOutcome:
     result: ParseResult = field(default_factory=ParseResult)
     failed: bool = False
     not_a_log: bool = False  # an unrecognised .json file: counted, nothing stored
+    format_doubt: str | None = None  # why a forced --format looks wrong for this file
     # Row counts, kept when the rows themselves move into Arrow tables (store.load.build_batch).
     n_sessions: int = 0
     n_llm_calls: int = 0
@@ -106,8 +107,9 @@ def _head_hash(f, length: int) -> str:
     return hashlib.sha256(f.read(length)).hexdigest()
 
 
-def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int) -> FileOutcome:
-    """Read ``work.path`` from its start offset and parse the complete lines."""
+def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int, final: bool = False) -> FileOutcome:
+    """Read ``work.path`` from its start offset and parse the complete lines (``final``: the file is
+    finished, so a last line without its newline is read too instead of being left for the next run)."""
     try:
         f = open(work.path, "rb")
     except OSError as exc:
@@ -132,7 +134,8 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int) -
                     return _failed(work, "file-too-large", f"a {fmt} document over {MAX_DOCUMENT_BYTES} bytes is not read")
             else:
                 lines = iter_lines(
-                    f, start_offset=work.start_offset, start_line_no=work.start_line_no, max_line_bytes=max_line_bytes, state=read
+                    f, start_offset=work.start_offset, start_line_no=work.start_line_no, max_line_bytes=max_line_bytes, state=read,
+                    final=final,
                 )
             result = module.parse(lines, path=work.path, state=state)
             head_len = min(len(head), read.end_offset)
@@ -158,6 +161,11 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int) -
         message = f"line of {length} bytes is over the {max_line_bytes}-byte limit (max_line_bytes)"
         result.problems.append(Problem(line_no, offset, "line-too-long", message, excerpt(first_bytes)))
     result.problems.sort(key=lambda p: p.line_no)
+    if forced_format and result.lines_read and not result.lines_ok:
+        sniffed = sniff_format(head)
+        if sniffed != forced_format:
+            looks = f"it looks like a {sniffed} log" if sniffed else "no format recognises its head"
+            outcome.format_doubt = f"--format {forced_format} used none of its {result.lines_read:,} lines; {looks}"
     return outcome
 
 
@@ -193,11 +201,11 @@ def _failed(work: FileWork, kind: str, message: str) -> FileOutcome:
     return outcome
 
 
-def _parse_chunk(works: Sequence[FileWork], forced_format: str | None, max_line_bytes: int):
+def _parse_chunk(works: Sequence[FileWork], forced_format: str | None, max_line_bytes: int, final: bool):
     """Worker-process entry: parse a chunk of files and hand back one Arrow batch (cheap to pickle)."""
     from tokaudit.store.load import build_batch
 
-    return build_batch([parse_file(w, forced_format, max_line_bytes) for w in works])
+    return build_batch([parse_file(w, forced_format, max_line_bytes, final) for w in works])
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -210,7 +218,7 @@ def _whole_file(fmt: str) -> bool:
         return False  # a format this tokaudit no longer knows: read it again from the start
 
 
-def plan(store: Store, files: Sequence[str], summary: IngestSummary) -> list[FileWork]:
+def plan(store: Store, files: Sequence[str], summary: IngestSummary, final: bool = False) -> list[FileWork]:
     """Decide, per file, whether it is unchanged, new, grown or replaced."""
     known = {
         row[0]: row
@@ -233,7 +241,8 @@ def plan(store: Store, files: Sequence[str], summary: IngestSummary) -> list[Fil
         _, source_id, fmt, size, mtime_ns, head_bytes, head_sha, offset, state, lines_read = row
         # A file that failed last time (unreadable, unknown format) is tried again on every run:
         # a chmod does not change its mtime, and it must not stay silently skipped.
-        if fmt != "unknown" and size == st.st_size and mtime_ns == st.st_mtime_ns:
+        held_back = final and offset < size  # a last line left without its newline, now to be read
+        if fmt != "unknown" and size == st.st_size and mtime_ns == st.st_mtime_ns and not held_back:
             summary.files_unchanged += 1
             continue
         kind = "grown"
@@ -262,37 +271,40 @@ def ingest_paths(
     forced_format: str | None = None,
     workers: int | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    final: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> IngestSummary:
     """Ingest log files and folders (default: the agents' own log folders) into ``store``.
 
     ``workers`` is the number of parsing processes; None picks one per CPU
     core (at most 4), used when there are enough files to pay for starting them.
+    ``final`` says the files are finished: a last line without its newline is
+    read, not left for the next run (see ``reader``).
     Returns a summary of what was read. Raises :class:`NoInputError` when
     there is nothing to read at all.
     """
     if forced_format is not None:
         get_format(forced_format)
-    missing: list[str] = []
-    files = resolve_files(paths, missing)
     return ingest_files(
-        store, files, missing, forced_format=forced_format, workers=workers, max_line_bytes=max_line_bytes, on_progress=on_progress
+        store, resolve_files(paths), forced_format=forced_format, workers=workers, max_line_bytes=max_line_bytes, final=final,
+        on_progress=on_progress,
     )
 
 
 def ingest_files(
     store: Store,
-    files: Sequence[str],
-    missing: Sequence[str] = (),
+    found: Discovery,
     *,
     forced_format: str | None = None,
     workers: int | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    final: bool = False,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> IngestSummary:
-    """Ingest files already found by ``discover.resolve_files`` (``missing``: paths that were not there)."""
-    summary = IngestSummary(missing_paths=list(missing))
-    works = plan(store, files, summary)
+    """Ingest the files found by ``discover.resolve_files``."""
+    files = found.files
+    summary = IngestSummary.of_discovery(found)
+    works = plan(store, files, summary, final)
     done = summary.files_unchanged
     if on_progress:
         on_progress(done, len(files))
@@ -307,7 +319,7 @@ def ingest_files(
         # main process plus the parsing workers stay within the memory budget.
         store.duck.execute("SET checkpoint_threshold = '1GB'")
         store.duck.execute("SET memory_limit = '256MB'")
-    for batch in _batches(works, forced_format, max_line_bytes, workers):
+    for batch in _batches(works, forced_format, max_line_bytes, workers, final):
         if batch.outcomes:
             write_batch(store, batch)
         _count(summary, batch.outcomes + batch.not_logs)
@@ -326,7 +338,7 @@ def ingest_files(
     return summary
 
 
-def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: int, workers: int) -> Iterator[Any]:
+def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: int, workers: int, final: bool) -> Iterator[Any]:
     """Parsed files in batches of whole files, largest first; in worker processes (in order, a few
     chunks ahead) when there are several workers and at least two chunks of files for them."""
     if not works:
@@ -337,7 +349,7 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
         pending: list[FileOutcome] = []
         rows = 0
         for work in _largest_first(works):
-            outcome = parse_file(work, forced_format, max_line_bytes)
+            outcome = parse_file(work, forced_format, max_line_bytes, final)
             pending.append(outcome)
             r = outcome.result
             rows += len(r.llm_calls) + len(r.tool_calls) + len(r.problems)
@@ -356,7 +368,7 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
         # whatever the number of workers); the largest files come first, so the others rarely wait on one.
         in_flight: deque = deque()
         for chunk in _chunks(works):
-            in_flight.append(pool.submit(_parse_chunk, chunk, forced_format, max_line_bytes))
+            in_flight.append(pool.submit(_parse_chunk, chunk, forced_format, max_line_bytes, final))
             if len(in_flight) >= 2 * workers:
                 yield in_flight.popleft().result()
         while in_flight:
@@ -416,6 +428,8 @@ def _count(summary: IngestSummary, outcomes: list[FileOutcome]) -> None:
         s.lines_problem += r.lines_problem
         s.lines_pending += 1 if o.pending_bytes else 0
         s.skipped_by_rule.update(r.skipped)
+        if o.format_doubt:
+            s.format_doubts.append((o.work.path, o.format_doubt))
         s.sessions += o.n_sessions
         s.llm_calls += o.n_llm_calls
         s.tool_calls += o.n_tool_calls

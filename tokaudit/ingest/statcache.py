@@ -20,6 +20,7 @@ from pathlib import Path
 
 import msgspec
 
+from tokaudit.ingest.discover import Discovery
 from tokaudit.ingest.summary import IngestSummary
 
 SNAPSHOT_SUFFIX = ".files"
@@ -54,7 +55,7 @@ def save(db_path: str, sources: list[tuple[str, int, int, str]]) -> None:
         return  # the snapshot is an optimisation; without it the normal path runs
 
 
-def unchanged_summary(db_path: str, files: list[str], missing: list[str]) -> IngestSummary | None:
+def unchanged_summary(db_path: str, found: Discovery) -> IngestSummary | None:
     """A summary saying every file is unchanged, if the snapshot proves it; else None (take the normal path)."""
     try:
         snap = msgspec.json.decode(snapshot_path(db_path).read_bytes(), type=Snapshot)
@@ -66,11 +67,11 @@ def unchanged_summary(db_path: str, files: list[str], missing: list[str]) -> Ing
     if os.path.exists(db_path + ".wal"):
         return None  # uncommitted-to-file changes: let DuckDB replay them
     known = snap.files
-    for path in files:
+    for path in found.files:
         try:
             fst = os.stat(path)
         except OSError:
             return None
         if known.get(path) != (fst.st_size, fst.st_mtime_ns):
             return None
-    return IngestSummary(files_unchanged=len(files), missing_paths=list(missing))
+    return IngestSummary.of_discovery(found, files_unchanged=len(found.files))

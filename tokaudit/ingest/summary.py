@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokaudit.ingest.base import Problem
+
+if TYPE_CHECKING:
+    from tokaudit.ingest.discover import Discovery
+
+
+MAX_DOUBTS_SHOWN = 5
 
 
 @dataclass
@@ -31,6 +37,18 @@ class IngestSummary:
     tool_calls_linked: int = 0  # MCP-side records matched to an agent's record of the same call (ingest.link)
     problems: list[tuple[str, Problem]] = field(default_factory=list)
     missing_paths: list[str] = field(default_factory=list)
+    unreadable_paths: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): met on the walk, not read
+    format_doubts: list[tuple[str, str]] = field(default_factory=list)  # (path, why): a forced --format that used nothing
+
+    @classmethod
+    def of_discovery(cls, found: Discovery, **counts: int) -> IngestSummary:
+        """A summary that starts from what the walk could not find or read."""
+        return cls(missing_paths=list(found.missing), unreadable_paths=list(found.unreadable), **counts)
+
+    @property
+    def incomplete(self) -> bool:
+        """True when something given or met was not fully read (what ``--strict`` fails on)."""
+        return bool(self.lines_problem or self.files_failed or self.missing_paths or self.unreadable_paths or self.format_doubts)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +79,8 @@ class IngestSummary:
                 for path, p in self.problems
             ],
             "missing_paths": self.missing_paths,
+            "unreadable_paths": [{"path": path, "reason": reason} for path, reason in self.unreadable_paths],
+            "format_doubts": [{"path": path, "reason": reason} for path, reason in self.format_doubts],
         }
 
 
@@ -80,4 +100,9 @@ def summary_lines(summary: IngestSummary) -> list[str]:
     if f.tool_calls_linked:
         lines.append(f"linked: {f.tool_calls_linked:,} MCP transcript records to the agent's record of the same call (counted once)")
     lines.extend(f"missing: {path}" for path in f.missing_paths)
+    lines.extend(f"not read: {path} ({reason})" for path, reason in f.unreadable_paths)
+    for path, reason in f.format_doubts[:MAX_DOUBTS_SHOWN]:
+        lines.append(f"wrong format? {path}: {reason} (drop --format to sniff each file)")
+    if len(f.format_doubts) > MAX_DOUBTS_SHOWN:
+        lines.append(f"wrong format? {len(f.format_doubts) - MAX_DOUBTS_SHOWN} more file(s) like these (--json lists all)")
     return lines

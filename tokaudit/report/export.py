@@ -128,14 +128,15 @@ def export_tables(report: Report) -> dict[str, pl.DataFrame]:
 
 
 def _defuse_formulas(df: pl.DataFrame) -> pl.DataFrame:
+    """Every text column made safe for a spreadsheet by ``numbers.csv_cell``'s rule, as column expressions."""
     text = [c for c, t in df.schema.items() if t == pl.String]
-    return df.with_columns(
-        pl.when(pl.col(c).str.starts_with(FORMULA_START[0]) | pl.any_horizontal(*[pl.col(c).str.starts_with(p) for p in FORMULA_START[1:]]))
-        .then("'" + pl.col(c))
-        .otherwise(pl.col(c))
-        .alias(c)
-        for c in text
-    )
+
+    def cell(c: str) -> pl.Expr:
+        flat = pl.col(c).str.replace_all("\r", "\\r", literal=True).str.replace_all("\n", "\\n", literal=True)
+        formula = pl.any_horizontal(*[flat.str.starts_with(p) for p in FORMULA_START])
+        return pl.when(formula).then("'" + flat).otherwise(flat).alias(c)
+
+    return df.with_columns(cell(c) for c in text)
 
 
 def write_tables(report: Report, out_dir: Path, formats: tuple[str, ...]) -> list[Path]:

@@ -8,36 +8,17 @@ says can become a link, an image or a tag in the comment.
 
 from __future__ import annotations
 
-import html
-import re
 from typing import Any
 
 import polars as pl
 
 from tokaudit.analyze.detectors import SEVERITIES
-from tokaudit.redact import redact
+from tokaudit.redact import printable, redact
 from tokaudit.report.html import fmt_int, fmt_pct, fmt_usd
 from tokaudit.report.model import Report, top_n
+from tokaudit.report.numbers import md_text
 
 MD_TOP = 5  # rows per table in the summary
-# Markdown punctuation that can start emphasis, code, links, images or table cells inline; ":" so that
-# a bare URL in a name is not auto-linked.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()!|~:])")
-
-
-def md_text(value: Any, limit: int = 80) -> str:
-    """Untrusted text made inert in Markdown: one line, ``& < >`` as entities, punctuation escaped.
-
-    Examples:
-        >>> print(md_text("<img src=x onerror=alert(1)> [x](http://e.vil) | a"))
-        &lt;img src=x onerror=alert\\(1\\)&gt; \\[x\\]\\(http\\://e.vil\\) \\| a
-    """
-    text = " ".join(("" if value is None else str(value)).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    text = html.escape(text, quote=False)
-    # Escape Markdown punctuation, but not inside the entities just written.
-    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def _delta(report: Report, key: str, money: bool = False) -> str:
@@ -146,5 +127,5 @@ def md_code(value: Any, limit: int = 80) -> str:
         >>> md_code("a`b")
         "a'b"
     """
-    text = " ".join(("" if value is None else str(value)).split()).replace("`", "'")
+    text = printable(" ".join(("" if value is None else str(value)).split())).replace("`", "'")
     return text if len(text) <= limit else text[: limit - 1] + "…"

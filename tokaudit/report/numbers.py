@@ -1,8 +1,13 @@
-"""How values read in every output: measured numbers (terminal tables, HTML, Markdown) and spreadsheet cells."""
+"""How values read in every output: measured numbers (terminal tables, HTML, Markdown), spreadsheet cells and
+Markdown text from logs (report summaries, the CI step summary)."""
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
+
+from tokaudit.redact import printable
 
 
 def short_number(value: Any) -> str:
@@ -38,3 +43,25 @@ def csv_cell(value: Any) -> Any:
         return value
     value = value.replace("\r", "\\r").replace("\n", "\\n")
     return "'" + value if value.startswith(FORMULA_START) else value
+
+
+# Markdown punctuation that can start emphasis, code, links, images or table cells inline; ":" so that
+# a bare URL in a name is not auto-linked.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()!|~:])")
+
+
+def md_text(value: Any, limit: int = 80) -> str:
+    """Untrusted text made inert in Markdown: one line, ``& < >`` as entities, punctuation escaped.
+
+    Examples:
+        >>> print(md_text("<img src=x onerror=alert(1)> [x](http://e.vil) | a"))
+        &lt;img src=x onerror=alert\\(1\\)&gt; \\[x\\]\\(http\\://e.vil\\) \\| a
+        >>> print(md_text("red\x1b[31m text"))
+        red\\\\x1b\\[31m text
+    """
+    text = printable(" ".join(("" if value is None else str(value)).split()))
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    text = html.escape(text, quote=False)
+    # Escape Markdown punctuation, but not inside the entities just written.
+    return _MD_SPECIAL.sub(r"\\\1", text)
