@@ -188,11 +188,12 @@ def test_usage_csv_cells_are_text_to_a_spreadsheet(tmp_path):
     path = tmp_path / "projects" / "p" / "s.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(claude_assistant(model='=HYPERLINK("http://evil.example")')) + "\n"
-                    + json.dumps(claude_assistant("m2", "r2", model="innocent\rEVIL")) + "\n")
+                    + json.dumps(claude_assistant("m2", "r2", model="innocent\rEVIL")) + "\n"
+                    + json.dumps(claude_assistant("m3", "r3", model="\x1b]0;pwned\x07m")) + "\n")
     db = tmp_path / "t.duckdb"
     run("ingest", "--db", db, tmp_path / "projects")
     models = [row["model"] for row in csv.DictReader(io.StringIO(run("usage", "--db", db, "--csv", "--by", "model")))]
-    assert sorted(models) == sorted(["'=HYPERLINK(\"http://evil.example\")", "innocent\\rEVIL"])
+    assert sorted(models) == sorted(["'=HYPERLINK(\"http://evil.example\")", "innocent\\x0dEVIL", "\\x1b]0;pwned\\x07m"])
 
 
 def test_control_characters_from_logs_reach_the_terminal_as_escapes(tmp_path):

@@ -23,13 +23,16 @@ KEY = "sk-ant-api03-H3M1XS0DRdJuPnBIKpi99lSi0tcL21pffWQJEeNajnez0LHtfROUrWW6XAA"
         ("sk_live_51H8abcdefghijklmnop", "51H8abcd"),
         ("postgres://admin:hunter2pass@db.internal:5432/app", "hunter2"),
         ("url?token%3D" + KEY, "H3M1XS0D"),
+        ('{"x":"Authorization:Bearer%20eyJhbGciOiJIUzI1NiJ9.X0a2dXich"}', "eyJhbGci"),  # the space URL-encoded
+        ("Authorization=Bearer+eyJhbGciOiJIUzI1NiJ9.X0a2dXich", "eyJhbGci"),
     ],
 )
 def test_credentials_in_raw_log_text_are_redacted(text, secret):
     assert secret not in redact(text)
 
 
-@pytest.mark.parametrize("text", ["task-abcdefghijklmnop and disk-usage-reporting", "https://example.com:8080/a?page=2", "user@example.com"])
+@pytest.mark.parametrize("text", ["task-abcdefghijklmnop and disk-usage-reporting", "https://example.com:8080/a?page=2", "user@example.com",
+                                  "the bearer bonds were redeemed"])
 def test_ordinary_text_is_left_alone(text):
     assert redact(text) == text
 

@@ -35,7 +35,8 @@ def is_secret_key(name: str) -> bool:
 # URL-encoded ``=`` (``token%3Dsk-…``), where the raw text of a log puts a letter before it.
 _START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt])|(?<=%3[Dd]))"
 _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
-    (re.compile(r"(?i)\b(bearer)\s+[a-z0-9._~+/=-]{8,}"), r"\1 [REDACTED]", ("bearer",)),
+    # The space may be URL-encoded (``Bearer%20…``, ``Bearer+…``) when a header is quoted in a URL or a form.
+    (re.compile(r"(?i)\b(bearer)(?:\s+|%20|\+)[a-z0-9._~+/=-]{8,}"), r"\1 [REDACTED]", ("bearer",)),
     (re.compile(_START + r"(sk-(?:ant-|proj-)?)[A-Za-z0-9_-]{8,}"), r"\1[REDACTED]", ("sk-",)),
     (re.compile(_START + r"((?:sk|rk)_(?:live|test)_)[A-Za-z0-9]{8,}"), r"\1[REDACTED]", ("sk_live_", "sk_test_", "rk_live_", "rk_test_")),
     (re.compile(_START + r"(gh[pousr]_)[A-Za-z0-9]{8,}"), r"\1[REDACTED]", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),

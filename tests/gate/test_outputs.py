@@ -78,6 +78,8 @@ def test_annotations_cannot_be_split_into_new_workflow_commands(tmp_path):
     first = lines[0]
     assert first.startswith("::error title=tokaudit budget tool.tool_calls::")
     assert "evil|<img src=x>%0A::error::pwned" in first and "a:b%25" in first
+    assert "pwned\\x07[bold]" in first  # a terminal control character shows as its escape in the log view
+    assert not any(ch < " " for line in lines for ch in line)
     assert lines[1].startswith("::warning title=")
     assert github_annotations(result(tmp_path), fail_on_warn=True)[1].startswith("::error title=")
 

@@ -89,3 +89,17 @@ def test_whole_file_ingest_accounts_for_every_line(tmp_path_factory, chunks):
         read, ok, skipped, problem = store.duck.execute("SELECT lines_read, lines_ok, lines_skipped, lines_problem FROM sources").fetchall()[0]
     assert read == ok + skipped + problem == data.count(b"\n")
     assert summary.lines_read == read
+
+
+DEEP_ARRAY = b"[" * 100_000 + b"]" * 100_000
+DEEP_OBJECT = b'{"a":' * 5_000 + b"1" + b"}" * 5_000
+# Deep nesting under the keys a format reads first: its typed envelope has to go down into it.
+DEEP_INSIDE = b'{"type":"assistant","tokaudit":1,"resourceSpans":' + DEEP_ARRAY + b',"payload":' + DEEP_OBJECT + b"}"
+
+
+@pytest.mark.parametrize("fmt", sorted(INGESTERS))
+@pytest.mark.parametrize("deep", [DEEP_ARRAY, DEEP_OBJECT, DEEP_INSIDE], ids=["array", "object", "inside"])
+def test_json_nested_deeper_than_a_decoder_recurses_is_one_line_not_a_crash(fmt, deep):
+    lines = [Line(1, 0, deep), Line(2, len(deep) + 1, b"{}")]
+    result = INGESTERS[fmt].parse(lines, path="/logs/f.jsonl", state=None)
+    assert result.lines_read == 2 == result.lines_ok + result.lines_skipped + result.lines_problem

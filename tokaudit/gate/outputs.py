@@ -34,6 +34,7 @@ from urllib.parse import quote
 
 from tokaudit.gate.budgets import METRICS
 from tokaudit.gate.evaluate import GateResult, Verdict
+from tokaudit.redact import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -327,7 +328,9 @@ def _finding_properties(f: Finding) -> dict[str, Any]:
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # GitHub's own escapes first; any other control character (a terminal escape that would recolour
+    # or retitle the log view) is then shown as its escape.
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:

@@ -76,31 +76,35 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Discovery:
     return found
 
 
-def _walk(folder: str, names: set[str], seen_dirs: set[str], found: Discovery) -> None:
-    if folder in seen_dirs:
-        return
-    seen_dirs.add(folder)
-    try:
-        entries = list(os.scandir(folder))
-    except OSError as exc:
-        found.unreadable.append((folder, f"cannot list folder: {exc.strerror}"))
-        return
-    for entry in entries:
-        if entry.is_symlink():
-            try:
-                target = os.stat(entry.path)
-            except OSError as exc:
-                if wanted_name(entry.name):
-                    found.unreadable.append((entry.path, f"link leads nowhere: {exc.strerror}"))
-                continue
-            if stat.S_ISDIR(target.st_mode):
-                _walk(os.path.realpath(entry.path), names, seen_dirs, found)
-            elif stat.S_ISREG(target.st_mode) and wanted_name(entry.name):
-                names.add(os.path.realpath(entry.path))
-        elif entry.is_dir(follow_symlinks=False):
-            _walk(entry.path, names, seen_dirs, found)
-        elif wanted_name(entry.name) and entry.is_file(follow_symlinks=False):
-            names.add(entry.path)  # only regular files: reading a FIFO or a device would block or never end
+def _walk(top: str, names: set[str], seen_dirs: set[str], found: Discovery) -> None:
+    # A stack, not recursion: a folder tree any depth deep is walked.
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        if folder in seen_dirs:
+            continue
+        seen_dirs.add(folder)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            found.unreadable.append((folder, f"cannot list folder: {exc.strerror}"))
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                try:
+                    target = os.stat(entry.path)
+                except OSError as exc:
+                    if wanted_name(entry.name):
+                        found.unreadable.append((entry.path, f"link leads nowhere: {exc.strerror}"))
+                    continue
+                if stat.S_ISDIR(target.st_mode):
+                    stack.append(os.path.realpath(entry.path))
+                elif stat.S_ISREG(target.st_mode) and wanted_name(entry.name):
+                    names.add(os.path.realpath(entry.path))
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif wanted_name(entry.name) and entry.is_file(follow_symlinks=False):
+                names.add(entry.path)  # only regular files: reading a FIFO or a device would block or never end
 
 
 def resolve_files(paths: Sequence[str | os.PathLike[str]] | None) -> Discovery:

@@ -231,7 +231,7 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
         except msgspec.ValidationError as exc:
             result.problem(line, *_validation_problem("line", exc))
             continue
-        except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+        except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
             result.decode_problem(line, exc)
             continue
         outcome = _use_line(result, line, env)
@@ -265,6 +265,8 @@ def _use_line(result: ParseResult, line: Line, env: Envelope) -> Outcome:
         event = decoder.decode(line.data)
     except msgspec.ValidationError as exc:
         return _validation_problem(env.type, exc)
+    except RecursionError:
+        return "too-deep", "JSON nested too deeply to decode"
     try:
         ts = _parse_ts(event.ts)
     except (ValueError, OverflowError) as exc:  # February 30; an offset pushing year 1 or 9999 out of range

@@ -592,7 +592,7 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
         except msgspec.ValidationError:
             result.problem(line, "wrong-shape", "not an OpenHands trajectory: the document is not a list of events")
             continue
-        except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+        except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
             result.decode_problem(line, exc)
             continue
         if not raw_events:

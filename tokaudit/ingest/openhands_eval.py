@@ -174,7 +174,7 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
         try:
             check_utf8(line.data)
             item = _line.decode(line.data)
-        except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+        except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
             result.decode_problem(line, exc)
             continue
         if not item.instance_id:
@@ -209,8 +209,8 @@ def _resolved(item: EvalLine) -> bool | None:
             continue
         try:
             value = decoder.decode(raw)
-        except msgspec.DecodeError:
-            continue  # a report of another shape says nothing tokaudit can use
+        except (msgspec.DecodeError, RecursionError):
+            continue  # a report of another shape (or nested past decoding) says nothing tokaudit can use
         if isinstance(value, TestResult) and value.report is not None and value.report.resolved is not None:
             return value.report.resolved
         if value.resolved is not None:

@@ -749,8 +749,8 @@ def _measure_result(text: bytes) -> dict[str, Any]:
     if text[:1] in (b"{", b"[", b'"'):
         try:
             value = _decoder.decode(text)
-        except msgspec.DecodeError:
-            value = None
+        except (msgspec.DecodeError, RecursionError):
+            value = None  # measured as plain text
     is_error = None
     blocks = None
     if isinstance(value, dict) and isinstance(value.get("content"), list):
@@ -953,7 +953,7 @@ class _Parser:
         try:
             check_utf8(line.data)
             value = _decoder.decode(line.data)
-        except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+        except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
             self.result.decode_problem(line, exc)
             return
         self.value(line, value)
@@ -966,7 +966,7 @@ class _Parser:
         try:
             check_utf8(data)
             value = _decoder.decode(data)
-        except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+        except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
             self.result.decode_problem(first, exc)
             return
         self.value(first, value)

@@ -237,7 +237,7 @@ def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = No
         except msgspec.ValidationError as exc:
             result.problem(line, "wrong-shape", f"not a SWE-agent trajectory: {exc}")
             continue
-        except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+        except (UnicodeDecodeError, msgspec.DecodeError, RecursionError) as exc:
             result.decode_problem(line, exc)
             continue
         defects = _Defects()

@@ -32,7 +32,7 @@ import polars as pl
 
 from tokaudit.report.data import evidence_text
 from tokaudit.report.model import Report
-from tokaudit.report.numbers import FORMULA_START
+from tokaudit.report.numbers import csv_cell
 
 SCHEMA_ID = "tokaudit.report/1"
 SCHEMA_FILE = Path(__file__).with_name("report-v1.schema.json")
@@ -128,15 +128,9 @@ def export_tables(report: Report) -> dict[str, pl.DataFrame]:
 
 
 def _defuse_formulas(df: pl.DataFrame) -> pl.DataFrame:
-    """Every text column made safe for a spreadsheet by ``numbers.csv_cell``'s rule, as column expressions."""
+    """Every text cell made safe for a spreadsheet and a terminal by the one rule, ``numbers.csv_cell``."""
     text = [c for c, t in df.schema.items() if t == pl.String]
-
-    def cell(c: str) -> pl.Expr:
-        flat = pl.col(c).str.replace_all("\r", "\\r", literal=True).str.replace_all("\n", "\\n", literal=True)
-        formula = pl.any_horizontal(*[flat.str.starts_with(p) for p in FORMULA_START])
-        return pl.when(formula).then("'" + flat).otherwise(flat).alias(c)
-
-    return df.with_columns(cell(c) for c in text)
+    return df.with_columns(pl.col(c).map_elements(csv_cell, return_dtype=pl.String, skip_nulls=True) for c in text)
 
 
 def write_tables(report: Report, out_dir: Path, formats: tuple[str, ...]) -> list[Path]:

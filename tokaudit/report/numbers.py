@@ -31,17 +31,18 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(value: Any) -> Any:
-    r"""A value as a CSV cell a spreadsheet shows as text: formulas defused, line breaks escaped.
+    r"""A value as a CSV cell a spreadsheet shows as text: formulas defused, control characters (line
+    breaks, terminal escapes) shown as escapes, so a row stays one line and a terminal shows it as text.
 
     Examples:
-        >>> csv_cell("=SUM(A1:A9)"), csv_cell("innocent\rEVIL"), csv_cell(-3), csv_cell(None)
-        ("'=SUM(A1:A9)", 'innocent\\rEVIL', -3, '')
+        >>> csv_cell("=SUM(A1:A9)"), csv_cell("innocent\rEVIL"), csv_cell("\x1b]0;x\x07"), csv_cell(-3), csv_cell(None)
+        ("'=SUM(A1:A9)", 'innocent\\x0dEVIL', '\\x1b]0;x\\x07', -3, '')
     """
     if value is None:
         return ""
     if not isinstance(value, str):
         return value
-    value = value.replace("\r", "\\r").replace("\n", "\\n")
+    value = printable(value)
     return "'" + value if value.startswith(FORMULA_START) else value
 
 
