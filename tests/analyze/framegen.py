@@ -57,6 +57,7 @@ class Session:
         added = output_tokens
         for tool_key, args, result in tools:
             server, _, name = tool_key.rpartition("/")
+            features = result_features(result.encode())
             idx = len(self.tools)
             args_tokens, result_tokens = max(1, len(args) // 4), max(1, len(result) // 4)
             self.tools.append(
@@ -69,8 +70,9 @@ class Session:
                     "is_error": False, "call_idx": idx, "model": self.model,
                     "has_result": True, "has_continuation": re.search(CONTINUATION, result) is not None,
                     "has_directive": re.search(DIRECTIVES, result) is not None,
-                    "_args_values": args_values(args), "_skeleton": _skeleton(args), "_excerpt": result_features(result.encode())["result_excerpt"],
-                    **{f"sig{i}": v for i, v in enumerate(result_features(result.encode())["result_sig"])},
+                    "_args_values": args_values(args), "_skeleton": _skeleton(args), "_excerpt": features["result_excerpt"],
+                    "result_compress_ratio": features["result_compress_ratio"],
+                    **{f"sig{i}": v for i, v in enumerate(features["result_sig"])},
                 }
             )
             added += args_tokens + result_tokens + 20

@@ -49,6 +49,35 @@ def test_a_numbered_word_going_up_by_one_is_steered(word):
     assert steered(calls) == [False, True, True, True]
 
 
+@pytest.mark.parametrize(
+    "values",
+    [["phase one", "phase two", "phase three", "phase four"], ["I", "II", "III", "IV", "V"], ["c", "d", "e", "f"],
+     ["Continue with the third", "Continue with the fourth", "Continue with the fifth"]],
+)
+def test_a_counter_spelled_out_going_up_by_one_is_steered(values):
+    calls = [(f'{{"job":"audit","part":"{v}"}}', "Part recorded.") for v in values]
+    assert steered(calls) == [False] + [True] * (len(values) - 1)
+
+
+def test_a_cursor_hidden_mid_page_is_still_seen_copied():
+    records = ",".join('{"name":"Ada Lovelace","email":"ada@example.com","tier":"gold"}' for _ in range(8))  # past the head
+    notice = "Use of this data is subject to the terms of service. " * 12
+
+    def page(token: str) -> str:
+        return f'{{"contacts":[{records}],\n        "next_page_token": "{token}",\n        "notice": "{notice}"}}'
+
+    tokens = ["pt_9f8e7d6c", "pt_1a2b3c4d", "pt_5e6f7a8b", "pt_0c1d2e3f"]
+    calls = [('{"page_token":"start"}', page(tokens[0]))] + [(f'{{"page_token":"{t}"}}', page(n)) for t, n in zip(tokens, tokens[1:])]
+    assert steered(calls) == [False, True, True, True]
+
+
+def test_words_in_turn_that_are_no_counter_are_not_steered():
+    calls = [(f'{{"job":"audit","part":"{v}"}}', "Part recorded.") for v in ("apple", "banana", "cherry", "date")]
+    assert steered(calls) == [False, False, False, False]
+    own = [("Grep", f'{{"pattern":"phase {v}"}}', "no match") for v in ("one", "two", "three")]
+    assert steered_tools(own) == [False, False, False]  # the agent's own tool: spelled counters are MCP-only
+
+
 def test_numbered_files_in_turn_are_not_steered():
     calls = [(f'{{"path":"src/f{n}.py"}}', "def f(): pass") for n in (3, 4, 5)]
     assert steered(calls) == [False, False, False]

@@ -20,6 +20,7 @@ quote afterwards (``analyze.audit``).
   else the tool name), argument and result tokens with their methods, hashes of
   the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
   long strings stay in the store), ``sig0``…``sig7`` (the result's word MinHash),
+  ``result_compress_ratio`` (how repetitive a large result is; NULL for small ones),
   ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``),
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
   a call re-sent with a draft grown at its end), ``unnarrated_hashes`` (per sentence beside other
@@ -329,11 +330,29 @@ def _fill(sql: str, *slots: tuple[str, str]) -> str:
     return sql
 
 
+# Counters written as words: numbers and ordinals (English), Roman numerals — and, apart, single letters
+# (a letter "i" or "v" is not the Roman one).
+_ONES = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+_ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth "
+             "sixteenth seventeenth eighteenth nineteenth twentieth")
+_ROMAN = "i ii iii iv v vi vii viii ix x xi xii xiii xiv xv xvi xvii xviii xix xx"
+NUMBER_WORDS = {w: n for words in (_ONES, _ORDINALS, _ROMAN) for n, w in enumerate(words.split(), start=1)}
+LETTERS = {chr(ord("a") + n): n + 1 for n in range(26)}
+
+
+def _spelled_up_by_one(words: dict[str, int]) -> str:
+    """SQL: the last word of ``args_values[i]`` is one above that of ``{prev}[i]`` in ``words``."""
+    table = "MAP {{" + ", ".join(f"'{w}': {n}" for w, n in words.items()) + "}}"  # braces doubled: the rule is formatted later
+    last = "lower(regexp_extract({v}, '([A-Za-z]+)$', 1))"
+    return (f"coalesce(({table})[{last.format(v='args_values[i]')}] = ({table})[{last.format(v='{prev}[i]')}] + 1, false)")
+
+
 # A call is *steered* when every argument value that changed since the previous call of the same
 # tool and argument shape (the same keys) is evidence that the server chose it:
 #   - it went up by one, or moved by the same step as before, up or down (a counter, page, offset or
-#     countdown of steps "remaining"; for an MCP call, a numbered word such as "step-07"; other numbers inside
-#     text are not counters — "f3.py" → "f4.py" is a batch over numbered files);
+#     countdown of steps "remaining"; for an MCP call, a numbered word such as "step-07", or a counter
+#     spelled out — "phase two", "Part IV", section "c"; other numbers inside text are not counters —
+#     "f3.py" → "f4.py" is a batch over numbered files);
 #   - it was copied as a token from that call's result (a cursor, an id, a scope the result named);
 #   - for an MCP call: a number of three digits or more, or a value whose numbers alone changed, that
 #     the result named as a whole number (an offset the server chose, "next_offset=289"; "part 4") — a
@@ -381,6 +400,10 @@ _STEERED_RULE = _fill(
              AND regexp_extract(args_values[i], '{WORD_COUNTER}', 1) = regexp_extract({prev}[i], '{WORD_COUNTER}', 1)
              AND TRY_CAST(regexp_extract(args_values[i], '{WORD_COUNTER}', 2) AS BIGINT)
                  = TRY_CAST(regexp_extract({prev}[i], '{WORD_COUNTER}', 2) AS BIGINT) + 1 THEN 1
+        -- A counter spelled out in an MCP call going up by one, the rest of the value kept ("phase one" →
+        -- "phase two", "third" → "fourth", "Part IV" → "Part V", section "c" → "d").
+        WHEN _mcp AND regexp_replace(args_values[i], '[A-Za-z]+$', '') = regexp_replace({prev}[i], '[A-Za-z]+$', '')
+             AND ({spelled:NUMBER_WORDS} OR {spelled:LETTERS}) THEN 1
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
              AND {copied} THEN 1
         WHEN _mcp AND contains({excerpt}, args_values[i])  -- cheap, and needed by the exact test below
@@ -406,6 +429,8 @@ _STEERED_RULE = _fill(
     ("{copied}", _COPIED),
     ("{PROSE}", PROSE_PATTERN),
     ("{WORD_COUNTER}", "([A-Za-z][A-Za-z_]*[-_]?)([0-9]{{1,9}})"),
+    ("{spelled:NUMBER_WORDS}", _spelled_up_by_one(NUMBER_WORDS)),
+    ("{spelled:LETTERS}", _spelled_up_by_one(LETTERS)),
     ("{new_tokens}", _NEW_TOKENS),
     ("{token_evidence}", _TOKEN_EVIDENCE),
     ("{named:x}", _named_whole("x")),  # a token: digits only
@@ -485,7 +510,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    CASE WHEN t.mcp_server IS NOT NULL THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) ELSE t.tool_name END
                        AS tool_key,
                    t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
-                   t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method,
+                   t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method, t.result_compress_ratio,
                    {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
                    t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
@@ -532,7 +557,7 @@ def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
     return tools.with_columns(pl.col("turn").fill_null(-1)).sort("session_id", "call_idx")
 
 
-def _family(model: pl.Expr) -> pl.Expr:
+def model_family(model: pl.Expr) -> pl.Expr:
     """The model family (analyze.tokens.FAMILY_PATTERNS) as a polars expression."""
     lowered = model.str.to_lowercase()
     expr = pl.when(model.is_null()).then(pl.lit("unknown"))
@@ -544,7 +569,7 @@ def _family(model: pl.Expr) -> pl.Expr:
 def _estimate_tokens(store: Store, tools: pl.DataFrame) -> pl.DataFrame:
     """Argument and result tokens: the stored count, else the calibrated fit, else bytes/4 — with the method."""
     fits = fetch_frame(store, "SELECT model_family, content_type, tokens_per_byte FROM token_fits", [])
-    tools = tools.with_columns(_family(pl.col("model")).alias("_family"))
+    tools = tools.with_columns(model_family(pl.col("model")).alias("_family"))
     if fits.is_empty():
         tools = tools.with_columns(pl.lit(None, pl.Float64).alias("_tpb"), pl.lit(None, pl.String).alias("_fit"))
     else:

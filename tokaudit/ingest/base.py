@@ -302,13 +302,40 @@ _EMPTY_BIN = 0xFFFFFFFF
 # The token a tail excerpt starts inside of: dropped, since a key cut there has lost the prefix
 # ("sk-ant-…") that redaction recognises it by.
 _PARTIAL_TOKEN = re.compile(r"^[A-Za-z0-9_+/=.-]+")
+# A pagination pointer between the head and the tail ("next_page_token": "…", "cursor=…"): kept in the
+# excerpt, since a server can hide the cursor it steers with mid-page, away from both ends.
+_POINTER = re.compile(
+    rb'(?i)"?((?:next|resume|continuation)[a-z_]*|[a-z_]*(?:cursor|page_?token|_after|marker))"?\s*[:=]\s*"?([A-Za-z0-9_+/=.:-]{4,128})'
+)
+POINTER_SCAN_BYTES = 256 * 1024
+MAX_POINTERS = 2
+
+
+def _middle_pointers(middle: bytes) -> str:
+    """The pagination pointers (``key: value``) found in ``middle``'s first ``POINTER_SCAN_BYTES``."""
+    found: list[str] = []
+    for m in _POINTER.finditer(middle[:POINTER_SCAN_BYTES]):
+        pointer = f"{m.group(1).decode('ascii', 'replace')}: {m.group(2).decode('ascii', 'replace')}"
+        if pointer not in found:
+            found.append(pointer)
+            if len(found) == MAX_POINTERS:
+                break
+    return "".join(f" … {p}" for p in found)
+
+
+# Results this large get a compressibility measure; it is taken over their first bytes (zlib's window
+# is 32 KiB: a sponge repeats well within it), so a huge result costs no more to measure than this.
+COMPRESS_MIN_BYTES = 16 * 1024
+COMPRESS_SAMPLE_BYTES = 64 * 1024
 
 
 def result_features(data: bytes) -> dict[str, Any]:
     """Bounded traces of a tool result that detectors compare without keeping the text.
 
     ``result_excerpt``: its first and last characters (continuation notices and
-    cursors sit at either end), with secrets redacted — what findings quote.
+    cursors sit at either end) and up to two pagination pointers found between them
+    (``next_page_token: …``: a cursor hidden mid-page), with secrets redacted — what
+    findings quote and the steering rule looks for copied values in.
 
     ``result_sig``: a one-permutation MinHash of its words (lowercased, digits
     dropped, so "segment 3 of 20" and "segment 4 of 20" are the same words) over
@@ -318,6 +345,12 @@ def result_features(data: bytes) -> dict[str, Any]:
     result novelty, compared column by column at audit time. An empty bin holds
     ``0xFFFFFFFF``.
 
+    ``result_compress_ratio``: for a result of ``COMPRESS_MIN_BYTES`` or more, how
+    many times zlib (level 1) shrinks its first ``COMPRESS_SAMPLE_BYTES`` — how
+    repetitive it is. Code, prose, real records and logs shrink 2–9×; a sponge
+    of repeated lines, boilerplate or near-identical records 15× and more.
+    Smaller results get None.
+
     Examples:
         >>> a = result_features(b"Progress: segment 3/20 verified. Call again with segment_index=4")
         >>> b = result_features(b"Progress: segment 4/20 verified. Call again with segment_index=5")
@@ -325,15 +358,19 @@ def result_features(data: bytes) -> dict[str, Any]:
         (True, 'Progress: segment ')
         >>> len(result_features(b"a line of text " * 10_000)["result_excerpt"])  # 300 + " … " + the tail's whole words
         422
+        >>> result_features(b"heartbeat ok\\n" * 5_000)["result_compress_ratio"] > 15, result_features(b"short")["result_compress_ratio"]
+        (True, None)
     """
     if len(data) <= (RESULT_HEAD_CHARS + RESULT_TAIL_CHARS) * 2:
         text = data.decode("utf-8", "replace")
         if len(text) > RESULT_HEAD_CHARS + RESULT_TAIL_CHARS:
-            text = text[:RESULT_HEAD_CHARS] + " … " + _PARTIAL_TOKEN.sub("", text[-RESULT_TAIL_CHARS:], count=1)
+            middle = text[RESULT_HEAD_CHARS:-RESULT_TAIL_CHARS].encode("utf-8", "replace")
+            text = text[:RESULT_HEAD_CHARS] + _middle_pointers(middle) + " … " + _PARTIAL_TOKEN.sub("", text[-RESULT_TAIL_CHARS:], count=1)
     else:
         head = data[: RESULT_HEAD_CHARS * 4].decode("utf-8", "replace")[:RESULT_HEAD_CHARS]
         tail = data[-RESULT_TAIL_CHARS * 4 :].decode("utf-8", "replace")[-RESULT_TAIL_CHARS:]
-        text = head + " … " + _PARTIAL_TOKEN.sub("", tail, count=1)
+        middle = data[RESULT_HEAD_CHARS : len(data) - RESULT_TAIL_CHARS]
+        text = head + _middle_pointers(middle) + " … " + _PARTIAL_TOKEN.sub("", tail, count=1)
     sample = data if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES else data[:SIG_HEAD_BYTES] + b" " + data[-SIG_TAIL_BYTES:]
     mins = [_EMPTY_BIN] * SIG_BINS
     missing = SIG_BINS
@@ -346,4 +383,8 @@ def result_features(data: bytes) -> dict[str, Any]:
             missing -= 1
             if not missing:
                 break
-    return {"result_excerpt": redact(text), "result_sig": mins}
+    compress_ratio = None
+    if len(data) >= COMPRESS_MIN_BYTES:
+        sample = data[:COMPRESS_SAMPLE_BYTES]
+        compress_ratio = round(len(sample) / len(zlib.compress(sample, 1)), 2)
+    return {"result_excerpt": redact(text), "result_sig": mins, "result_compress_ratio": compress_ratio}

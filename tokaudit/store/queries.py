@@ -64,7 +64,8 @@ def tool_calls_sql(where: str = "TRUE") -> str:
                    CASE WHEN t.result_tokens IS NULL THEN l.result_tokens ELSE t.result_tokens END AS result_tokens,
                    CASE WHEN t.result_tokens IS NULL THEN l.result_tokens_method ELSE t.result_tokens_method END AS result_tokens_method,
                    coalesce(t.is_error, l.is_error) AS is_error,
-                   coalesce(t.duration_ms, l.duration_ms) AS duration_ms
+                   coalesce(t.duration_ms, l.duration_ms) AS duration_ms,
+                   coalesce(t.result_compress_ratio, l.result_compress_ratio) AS result_compress_ratio
                )
         FROM tool_calls AS t
         LEFT JOIN (
@@ -72,7 +73,7 @@ def tool_calls_sql(where: str = "TRUE") -> str:
                    any_value(mcp_server) AS mcp_server, any_value(mcp_tool) AS mcp_tool, any_value(result_bytes) AS result_bytes,
                    any_value(result_content_types) AS result_content_types, any_value(result_tokens) AS result_tokens,
                    any_value(result_tokens_method) AS result_tokens_method, any_value(is_error) AS is_error,
-                   any_value(duration_ms) AS duration_ms
+                   any_value(duration_ms) AS duration_ms, any_value(result_compress_ratio) AS result_compress_ratio
             FROM tool_calls WHERE linked_tool_call_id IS NOT NULL GROUP BY ALL
         ) AS l ON l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id
         WHERE t.linked_tool_call_id IS NULL AND ({where})

@@ -165,6 +165,8 @@ tool_calls = Table(
     # The arguments' string and number values, bounded and redacted (ingest.skeleton.args_values):
     # where a call's arguments came from (a counter, the previous result) is read from them.
     Column("args_values", ARRAY(Text)),
+    # How many times zlib shrinks a large result (ingest.base.result_features): a sponge's repetitive text.
+    Column("result_compress_ratio", Double),
     PrimaryKeyConstraint("source_id", "tool_call_id"),
 )
 

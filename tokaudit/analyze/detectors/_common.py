@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from tokaudit.analyze.detectors import Finding, severity_for_ratio
+from tokaudit.analyze.detectors import SEVERITIES, Finding, severity_for_ratio
 from tokaudit.analyze.frames import Frames
 
 
@@ -31,6 +31,8 @@ class Context:
 # A prompt that shrank below this share of the request before it is a new context: a compaction or a
 # clear, whether or not the log recorded one (OTel records none).
 NEW_CONTEXT_SHARE = 0.5
+# The highest severity of a chain made only of the agent's own tools (no MCP call in it).
+OWN_TOOLS_MAX_SEVERITY = "medium"
 
 
 def same_context() -> pl.Expr:
@@ -76,6 +78,7 @@ def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
             pl.col("tool_call_id").filter(pl.col("has_result")).first().alias("first_call"),
             pl.col("tool_call_id").filter(pl.col("has_result")).last().alias("last_call"),
             pl.col("is_error").cast(pl.Int32).sum().alias("errors"),
+            pl.col("is_mcp").any().alias("mcp"),
             # The turn at which the run reached min_len calls: when an online guard would have fired.
             fire_turn(min_len),
         )
@@ -120,11 +123,17 @@ def chain_finding(
         "first_call": run.get("first_call"),
         "last_call": run.get("last_call"),
         "fire_turn": run.get("fire_turn"),
+        "mcp": run.get("mcp", True),
         **(extra or {}),
     }
+    severity = severity_for_ratio(ratio)
+    if not evidence["mcp"] and SEVERITIES.index(severity) > SEVERITIES.index(OWN_TOOLS_MAX_SEVERITY):
+        # A chain of the agent's own tools (reads, edits, test runs) is how long coding work looks: the
+        # session's cost still shows, but it does not make the chain an attack.
+        severity = OWN_TOOLS_MAX_SEVERITY
     return Finding(
         detector=detector,
-        severity=severity_for_ratio(ratio),
+        severity=severity,
         session_id=run["session_id"],
         first_turn=first_turn,
         last_turn=last_turn,

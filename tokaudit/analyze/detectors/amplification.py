@@ -14,6 +14,13 @@ at least ``min_result_tokens``, on ``min_verbose_calls`` or more calls of a sess
 — a sponge server inflating what the model must read (and re-read every later
 turn). False positives: a tool whose results are legitimately size-varied
 (file reads); the multiple is calibrated on benign sessions.
+
+Repetitive results: an MCP tool returning results of ``min_repetitive_result_tokens``
+or more that compress ``min_compress_ratio`` × or more (repeated lines, boilerplate,
+near-identical records: code, prose, real records and logs compress 2–9×), on
+``min_verbose_calls`` or more calls of a session. Needs no usual size for the
+tool, so a sponge server seen in one session only is measured too. False
+positives: a tool legitimately returning large padded or templated output.
 """
 
 from __future__ import annotations
@@ -38,6 +45,11 @@ class Params:
     min_times_tool_median: float = 10.0
     min_result_tokens: int = 5000
     min_verbose_calls: int = 2
+    # Calibrated on benign content: real code, prose, records, logs and listings compress at most ~9× (zlib level 1).
+    min_compress_ratio: float = 15.0
+    # Repetition is evidence on its own, so smaller results count than for the size rule (ingest measures
+    # results of 16 KiB and more: about 4,000 tokens).
+    min_repetitive_result_tokens: int = 3000
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -66,7 +78,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
                     ),
                 )
             )
-    out += _verbose_results(context, params)
+    verbose = _verbose_results(context, params)
+    out += verbose
+    out += _repetitive_results(context, params, {(f.session_id, f.tool_key) for f in verbose})
     calls = context.frames.calls.filter(
         (pl.col("output_tokens") >= params.min_output_tokens)
         & (pl.col("output_tokens") >= params.min_out_in * pl.max_horizontal(pl.col("input_total_tokens"), pl.lit(1)))
@@ -124,4 +138,45 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
             evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": r["mcp"]},
         )
         for r in per.iter_rows(named=True)
+    ]
+
+
+def _repetitive_results(context: Context, params: Params, already: set[tuple[str, str | None]]) -> list[Finding]:
+    """Large MCP results that are mostly repetition, measured on their own (no usual size needed)."""
+    tools = context.tools
+    if tools.is_empty():
+        return []
+    repetitive = tools.filter(
+        pl.col("is_mcp")
+        & (pl.col("result_tokens") >= params.min_repetitive_result_tokens)
+        & (pl.col("result_compress_ratio") >= params.min_compress_ratio)
+    )
+    per = repetitive.group_by("session_id", "tool_key").agg(
+        pl.len().alias("calls"),
+        pl.col("result_tokens").sum().alias("tokens"),
+        # What the results carried at most: each one's size divided by how many times it compresses.
+        (pl.col("result_tokens") / pl.col("result_compress_ratio")).sum().alias("carried"),
+        pl.col("result_compress_ratio").max().alias("ratio"),
+        pl.col("turn").min().alias("first_turn"),
+        pl.col("turn").max().alias("last_turn"),
+        pl.col("tool_call_id").first().alias("first_call"),
+        pl.col("result_tokens_method").first().alias("method"),
+    ).filter(pl.col("calls") >= params.min_verbose_calls).sort("session_id", "tool_key")
+    return [
+        Finding(
+            detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
+            first_turn=r["first_turn"] if r["first_turn"] >= 0 else None, last_turn=r["last_turn"] if r["first_turn"] >= 0 else None,
+            metric="result_compress_ratio", value=r["ratio"],
+            threshold=(f"results of ≥ {params.min_repetitive_result_tokens:,} tokens compressing ≥ {params.min_compress_ratio}× (zlib), "
+                       f"on ≥ {params.min_verbose_calls} calls"),
+            excess_tokens=int(r["tokens"] - r["carried"]), excess_usd=None, tool_key=r["tool_key"],
+            explanation=(
+                f"{r['tool_key']!r} returned {r['calls']} results of {int(r['tokens']):,} tokens in all ({r['method']}) that compress up to "
+                f"{r['ratio']:.0f}× — repeated lines, boilerplate or near-identical records, where code, prose and real records "
+                "compress 2–9×. A sponge: text the model must read, and re-read on every later request, that carries little."
+            ),
+            evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "compress_method": "zlib level 1, first 64 KiB"},
+        )
+        for r in per.iter_rows(named=True)
+        if (r["session_id"], r["tool_key"]) not in already
     ]

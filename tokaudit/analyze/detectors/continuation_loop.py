@@ -13,7 +13,10 @@ continue with scope X". No wording is read, so lexicon-free notices are caught
 alike; whether the results also read like continuation notices is reported.
 False positives: real pagination is steered too, but every page is new content
 (novelty well above the threshold); batch work over a listing and polling are
-not steered (the values come from elsewhere, or nothing changes).
+not steered (the values come from elsewhere, or nothing changes). Whether the
+chain ran through an MCP tool is in the evidence (``mcp``): a chain of the
+agent's own tools (the same test run again after edits) stays its own finding
+and is no economic-DoS verdict.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("steered_traffic_tokens"),
         pl.col("has_continuation").mean().alias("marker_share"),
         pl.len().alias("steered_calls"),
+        pl.col("is_mcp").any().alias("mcp"),
     )
     runs = runs.join(steered, on="steer_chain_id").filter(
         (pl.col("steered_calls") + 1 >= params.min_len) & (pl.col("steered_novelty") < params.max_novelty)
@@ -67,7 +71,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                     f"{yield_share:.1%} of the steered calls' argument and result tokens was new content).{wording}"
                 ),
                 extra={"steered_novelty": run["steered_novelty"], "payload_yield": yield_share, "steered_calls": run["steered_calls"],
-                       "continuation_marker_share": run["marker_share"]},
+                       "continuation_marker_share": run["marker_share"], "mcp": run["mcp"]},
             )
         )
     return findings

@@ -5,7 +5,7 @@ A session is flagged when:
 * a server-steered loop returning little (D5) or a cycle re-sending the same
   calls through an MCP server (D15) ran in it — both specific enough to stand alone;
 * a weaker structural detector fired — argument inflation (D6), verbose
-  (sponge) results of an MCP tool (D2), or a cycle of small arguments between
+  or repetitive (sponge) results of an MCP tool (D2), or a cycle of small arguments between
   servers that went round fewer than ``min_light_cycle_repetitions`` times (D15:
   two status tools polled in turn look the same), with payload
   withholding (D14) counting only beside one of them, since job polling has its
@@ -22,8 +22,8 @@ A session is flagged when:
   without a transcript) rests on a cache miss itself, so D8 does not count
   beside it.
 
-A cycle of the agent's own tools alone (read, edit, run the same test again)
-is coding work, whatever it cost: it stays its own finding, as do near-duplicate
+A cycle or a steered chain of the agent's own tools alone (read, edit, run the
+same test again) is coding work, whatever it cost: it stays its own finding, as do near-duplicate
 calls (D4): batch work over a listing has their shape, and the steered-loop test
 (D5) is what tells a loop from it.
 Directive wording (D13) is never needed: it only enriches the explanation.
@@ -48,6 +48,8 @@ TITLE = "Economic DoS suspected (combined)"
 STRONG = ("continuation_loop", "cycles")  # structural evidence that needs no cost gate
 STRUCTURAL = ("continuation_loop", "argument_inflation", "cycles")
 SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
+# D2 findings that say an MCP tool's results were a sponge: far above its usual size, or mostly repetition.
+SPONGE_METRICS = ("result_size_vs_tool_median", "result_compress_ratio")
 # D12 metrics that say a surface changed: seen in a transcript, or inferred from the agent's log.
 SURFACE_CHANGES = ("definition_versions", "inferred_surface_change")
 
@@ -105,7 +107,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         # work on what the user's machine holds: findings that say so (evidence "mcp") do not count.
         structural = [
             f for f in found
-            if (f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric == "result_size_vs_tool_median"))
+            if (f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric in SPONGE_METRICS))
             and f.evidence.get("mcp", True)
         ]
         if structural:

@@ -5,7 +5,10 @@ the arguments of the tool calls it made (a large file write is output, not
 thought) — after a tool result, against how hard results of the **same tool**
 make the same model think in a typical session: the ``baseline_quantile`` (the
 median) over sessions of each session's hardest request after that tool (when
-``min_tool_sessions`` sessions read it; else after any tool result). Decoy
+``min_tool_sessions`` sessions read it; else after any tool result). A model
+with fewer than ``min_model_sessions`` such sessions (new, or rarely used: a
+decoy aimed at it must not pass for want of a baseline) is held to its vendor
+family's level (Claude, OpenAI, Gemini models pooled) when the family has enough. Decoy
 problems arrive in one tool's results (OverThink), and a tool whose results
 normally provoke hard thinking — failing test output — is held to its own
 level, not to the cheap lookups around it. The baseline is taken over sessions,
@@ -27,6 +30,7 @@ import polars as pl
 
 from tokaudit.analyze.detectors import Finding
 from tokaudit.analyze.detectors._common import Context
+from tokaudit.analyze.frames import model_family
 
 NAME = "overthinking"
 TITLE = "Reasoning far above what the tool's results usually cause (D10)"
@@ -37,7 +41,7 @@ class Params:
     min_times_baseline: float = 6.0
     min_tokens: int = 3000
     baseline_quantile: float = 0.5  # over sessions: robust while fewer than half of a tool's sessions are attacked
-    min_model_sessions: int = 10  # fewer sessions of a model reading tool results than this: no baseline at all
+    min_model_sessions: int = 10  # fewer sessions of a model (and of its family) reading tool results: no baseline
     min_tool_sessions: int = 20  # fewer sessions read one tool: compare with the model's requests after any tool
     # A hard task thinks hard on most requests; a decoy makes one request think far beyond the rest of
     # its own session (its lower quartile: robust to a few decoys, defined for short sessions).
@@ -71,13 +75,26 @@ def detect(context: Context, params: Params) -> list[Finding]:
         calls.group_by("session_id", "model", "_fed_by").agg(pl.col("_think").max().alias("_hardest"))
         .group_by("model", "_fed_by").agg(pl.col("_hardest").quantile(q).alias("_level_tool"), pl.len().alias("_n_tool"))
     )
-    per_model = (
-        calls.group_by("session_id", "model").agg(pl.col("_think").max().alias("_hardest"))
-        .group_by("model").agg(pl.col("_hardest").quantile(q).alias("_level_model"), pl.len().alias("_n"))
+    hardest = calls.with_columns(model_family(pl.col("model")).alias("_family")).group_by("session_id", "model", "_family").agg(
+        pl.col("_think").max().alias("_hardest")
     )
-    calls = calls.join(per_tool, on=["model", "_fed_by"], how="left").join(per_model, on="model", how="left").with_columns(
-        pl.when(pl.col("_n_tool") >= params.min_tool_sessions).then(pl.col("_level_tool")).otherwise(pl.col("_level_model")).alias("_baseline"),
-        (pl.col("_n_tool") >= params.min_tool_sessions).alias("_per_tool"),
+    per_model = hardest.group_by("model").agg(pl.col("_hardest").quantile(q).alias("_level_model"), pl.len().alias("_n_model"))
+    per_family = hardest.group_by("_family").agg(pl.col("_hardest").quantile(q).alias("_level_family"), pl.len().alias("_n_family"))
+    own_model = pl.col("_n_model") >= params.min_model_sessions
+    calls = (
+        calls.with_columns(model_family(pl.col("model")).alias("_family"))
+        .join(per_tool, on=["model", "_fed_by"], how="left")
+        .join(per_model, on="model", how="left")
+        .join(per_family, on="_family", how="left")
+        .with_columns(
+            # The tool level is the model's own: a family's pooled tool levels would mix models' habits twice.
+            pl.when(own_model & (pl.col("_n_tool") >= params.min_tool_sessions)).then(pl.col("_level_tool"))
+            .when(own_model).then(pl.col("_level_model"))
+            .otherwise(pl.col("_level_family")).alias("_baseline"),
+            (own_model & (pl.col("_n_tool") >= params.min_tool_sessions)).alias("_per_tool"),
+            pl.when(own_model).then(pl.col("_n_model")).otherwise(pl.col("_n_family")).alias("_n"),
+            own_model.alias("_own_model"),
+        )
     )
     calls = calls.filter(
         (pl.col("_n") >= params.min_model_sessions)
@@ -90,7 +107,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
         kind = "reasoning" if c["reasoning_tokens"] is not None else "output"
         baseline = max(c["_baseline"], 1)
         against = f"after {c['_fed_by']!r} results" if c["_per_tool"] else "after any tool result"
-        level = f"the p{q * 100:g} over sessions of {c['model']}'s hardest request {against}"
+        whose = f"{c['model']}'s" if c["_own_model"] else f"{c['_family']} models' (too few sessions of {c['model']} alone)"
+        level = f"the p{q * 100:g} over sessions of {whose} hardest request {against}"
         out.append(
             Finding(
                 detector=NAME, severity="medium", session_id=c["session_id"], first_turn=c["turn"], last_turn=c["turn"],
@@ -103,7 +121,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
                     "The result may have planted a decoy problem."
                 ),
                 evidence={"model": c["model"], "baseline_tokens": baseline, "after_tool_result": True, "fed_by": c["_fed_by"],
-                          "per_tool_baseline": c["_per_tool"], "session_p25_tokens": c["_session_p25"]},
+                          "per_tool_baseline": c["_per_tool"], "session_p25_tokens": c["_session_p25"],
+                          "baseline_scope": "model" if c["_own_model"] else "family"},
             )
         )
     return out
