@@ -1,4 +1,4 @@
-"""tool_calls.result_compress_ratio: how repetitive a large tool result is (zlib ratio of its first 64 KiB).
+"""tool_calls.result_compress_ratio: how repetitive a large tool result is (zlib ratio of its first 32 KiB).
 
 Rows ingested before this revision keep NULL until their files are ingested again.
 

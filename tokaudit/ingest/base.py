@@ -303,30 +303,43 @@ _EMPTY_BIN = 0xFFFFFFFF
 # ("sk-ant-…") that redaction recognises it by.
 _PARTIAL_TOKEN = re.compile(r"^[A-Za-z0-9_+/=.-]+")
 # A pagination pointer between the head and the tail ("next_page_token": "…", "cursor=…"): kept in the
-# excerpt, since a server can hide the cursor it steers with mid-page, away from both ends.
-_POINTER = re.compile(
-    rb'(?i)"?((?:next|resume|continuation)[a-z_]*|[a-z_]*(?:cursor|page_?token|_after|marker))"?\s*[:=]\s*"?([A-Za-z0-9_+/=.:-]{4,128})'
-)
-POINTER_SCAN_BYTES = 256 * 1024
+# excerpt, since a server can hide the cursor it steers with mid-page, away from both ends. The key words
+# are found with plain substring searches first (fast on any text); only a bounded number of hits is
+# then read as ``key: value``.
+_POINTER_WORDS = (b"next", b"cursor", b"token", b"resume", b"continuation", b"_after", b"marker")
+_POINTER_KEY = re.compile(r"(?:next|resume|continuation)[a-z_]*|[a-z_]*(?:cursor|page_?token|_after|marker)")
+_POINTER_AT = re.compile(rb'([A-Za-z_]{1,48})"?\s*[:=]\s*"?([A-Za-z0-9_+/=.:-]{4,128})')
+POINTER_SCAN_BYTES = 32 * 1024
+MAX_POINTER_HITS = 32
 MAX_POINTERS = 2
 
 
 def _middle_pointers(middle: bytes) -> str:
-    """The pagination pointers (``key: value``) found in ``middle``'s first ``POINTER_SCAN_BYTES``."""
+    """The pagination pointers (`` … key: value``) found in ``middle``'s first ``POINTER_SCAN_BYTES``."""
+    window = middle[:POINTER_SCAN_BYTES]
+    low = window.lower()
     found: list[str] = []
-    for m in _POINTER.finditer(middle[:POINTER_SCAN_BYTES]):
-        pointer = f"{m.group(1).decode('ascii', 'replace')}: {m.group(2).decode('ascii', 'replace')}"
-        if pointer not in found:
-            found.append(pointer)
-            if len(found) == MAX_POINTERS:
-                break
+    hits = 0
+    for word in _POINTER_WORDS:
+        at = low.find(word)
+        while at >= 0 and hits < MAX_POINTER_HITS and len(found) < MAX_POINTERS:
+            hits += 1
+            start = at
+            while start > 0 and at - start < 48 and (low[start - 1] == 95 or 97 <= low[start - 1] <= 122):  # _ or a-z
+                start -= 1
+            m = _POINTER_AT.match(window, start)
+            if m is not None and _POINTER_KEY.fullmatch(m.group(1).decode("ascii").lower()):
+                pointer = f"{m.group(1).decode('ascii')}: {m.group(2).decode('ascii')}"
+                if pointer not in found:
+                    found.append(pointer)
+            at = low.find(word, at + len(word))
     return "".join(f" … {p}" for p in found)
 
 
 # Results this large get a compressibility measure; it is taken over their first bytes (zlib's window
 # is 32 KiB: a sponge repeats well within it), so a huge result costs no more to measure than this.
 COMPRESS_MIN_BYTES = 16 * 1024
-COMPRESS_SAMPLE_BYTES = 64 * 1024
+COMPRESS_SAMPLE_BYTES = 32 * 1024
 
 
 def result_features(data: bytes) -> dict[str, Any]:
