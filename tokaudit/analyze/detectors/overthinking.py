@@ -75,15 +75,15 @@ def detect(context: Context, params: Params) -> list[Finding]:
         calls.group_by("session_id", "model", "_fed_by").agg(pl.col("_think").max().alias("_hardest"))
         .group_by("model", "_fed_by").agg(pl.col("_hardest").quantile(q).alias("_level_tool"), pl.len().alias("_n_tool"))
     )
-    hardest = calls.with_columns(model_family(pl.col("model")).alias("_family")).group_by("session_id", "model", "_family").agg(
-        pl.col("_think").max().alias("_hardest")
-    )
+    # The family of each model, found once per model (a text match per request would cost more than the rest).
+    families = calls.select("model").unique().with_columns(model_family(pl.col("model")).alias("_family"))
+    calls = calls.join(families, on="model", how="left", nulls_equal=True)
+    hardest = calls.group_by("session_id", "model", "_family").agg(pl.col("_think").max().alias("_hardest"))
     per_model = hardest.group_by("model").agg(pl.col("_hardest").quantile(q).alias("_level_model"), pl.len().alias("_n_model"))
     per_family = hardest.group_by("_family").agg(pl.col("_hardest").quantile(q).alias("_level_family"), pl.len().alias("_n_family"))
     own_model = pl.col("_n_model") >= params.min_model_sessions
     calls = (
-        calls.with_columns(model_family(pl.col("model")).alias("_family"))
-        .join(per_tool, on=["model", "_fed_by"], how="left")
+        calls.join(per_tool, on=["model", "_fed_by"], how="left")
         .join(per_model, on="model", how="left")
         .join(per_family, on="_family", how="left")
         .with_columns(
