@@ -30,7 +30,7 @@ import polars as pl
 
 from tokaudit.analyze.detectors import Finding
 from tokaudit.analyze.detectors._common import Context
-from tokaudit.analyze.frames import model_family
+from tokaudit.analyze.frames import with_model_family
 
 NAME = "overthinking"
 TITLE = "Reasoning far above what the tool's results usually cause (D10)"
@@ -75,9 +75,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         calls.group_by("session_id", "model", "_fed_by").agg(pl.col("_think").max().alias("_hardest"))
         .group_by("model", "_fed_by").agg(pl.col("_hardest").quantile(q).alias("_level_tool"), pl.len().alias("_n_tool"))
     )
-    # The family of each model, found once per model (a text match per request would cost more than the rest).
-    families = calls.select("model").unique().with_columns(model_family(pl.col("model")).alias("_family"))
-    calls = calls.join(families, on="model", how="left", nulls_equal=True)
+    calls = with_model_family(calls)
     hardest = calls.group_by("session_id", "model", "_family").agg(pl.col("_think").max().alias("_hardest"))
     per_model = hardest.group_by("model").agg(pl.col("_hardest").quantile(q).alias("_level_model"), pl.len().alias("_n_model"))
     per_family = hardest.group_by("_family").agg(pl.col("_hardest").quantile(q).alias("_level_family"), pl.len().alias("_n_family"))
