@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -78,14 +77,14 @@ def _open(db: str | None, config_path: str | None, wait_s: float, no_upgrade: bo
     from tokaudit.config import load_config, resolve_db
     from tokaudit.errors import NoInputError
     from tokaudit.store.engine import open_store
-    from tokaudit.store.urls import db_path
+    from tokaudit.store.urls import missing_db_file
 
     config = load_config(config_path)
     target = resolve_db(db, config)
-    file = db_path(target)
-    if file != ":memory:" and not os.path.exists(file):
+    missing = missing_db_file(target)
+    if missing is not None:
         raise NoInputError(
-            f"no database at {file}", hint="run `tokaudit ingest` first, or point --db (or TOKAUDIT_DB) at the database you ingested into"
+            f"no database at {missing}", hint="run `tokaudit ingest` first, or point --db (or TOKAUDIT_DB) at the database you ingested into"
         )
     return open_store(target, wait_s=wait_s, upgrade=not no_upgrade), config
 

@@ -65,11 +65,11 @@ def _input_store(
             store.close()
         return
     target = resolve_db(db, config)
-    from tokaudit.store.urls import db_path
+    from tokaudit.store.urls import missing_db_file
 
-    file = db_path(target)
-    if file != ":memory:" and not Path(file).exists():
-        raise NoInputError(f"no log paths given and no database at {file}", hint="pass log paths to gate, or --db with an ingested database")
+    missing = missing_db_file(target)
+    if missing is not None:
+        raise NoInputError(f"no log paths given and no database at {missing}", hint="pass log paths to gate, or --db with an ingested database")
     store = open_store(target, read_only=True, wait_s=wait_s)
     try:
         yield store, None

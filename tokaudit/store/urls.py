@@ -25,3 +25,10 @@ def db_url(db: str) -> str:
 def db_path(db: str) -> str:
     """The filesystem path behind a ``--db`` value (``:memory:`` for an in-memory database)."""
     return db_url(db).removeprefix("duckdb:///")
+
+
+def missing_db_file(db: str) -> str | None:
+    """The file a ``--db`` value names when that file is not there, else None (it exists, or is in memory):
+    commands that only read what was ingested refuse it rather than create an empty database."""
+    path = db_path(db)
+    return None if path == ":memory:" or Path(path).exists() else path
