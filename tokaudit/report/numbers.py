@@ -27,7 +27,8 @@ def short_number(value: Any) -> str:
 
 
 # A cell starting with one of these is a formula to a spreadsheet (CSV injection): such cells get a quote.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# (A leading tab or carriage return, the other known trigger, is shown as its escape before this test.)
+FORMULA_START = ("=", "+", "-", "@")
 
 
 def csv_cell(value: Any) -> Any:
