@@ -374,16 +374,6 @@ def result_features(data: bytes) -> dict[str, Any]:
         >>> result_features(b"heartbeat ok\\n" * 5_000)["result_compress_ratio"] > 15, result_features(b"short")["result_compress_ratio"]
         (True, None)
     """
-    if len(data) <= (RESULT_HEAD_CHARS + RESULT_TAIL_CHARS) * 2:
-        text = data.decode("utf-8", "replace")
-        if len(text) > RESULT_HEAD_CHARS + RESULT_TAIL_CHARS:
-            middle = text[RESULT_HEAD_CHARS:-RESULT_TAIL_CHARS].encode("utf-8", "replace")
-            text = text[:RESULT_HEAD_CHARS] + _middle_pointers(middle) + " … " + _PARTIAL_TOKEN.sub("", text[-RESULT_TAIL_CHARS:], count=1)
-    else:
-        head = data[: RESULT_HEAD_CHARS * 4].decode("utf-8", "replace")[:RESULT_HEAD_CHARS]
-        tail = data[-RESULT_TAIL_CHARS * 4 :].decode("utf-8", "replace")[-RESULT_TAIL_CHARS:]
-        middle = data[RESULT_HEAD_CHARS : len(data) - RESULT_TAIL_CHARS]
-        text = head + _middle_pointers(middle) + " … " + _PARTIAL_TOKEN.sub("", tail, count=1)
     sample = data if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES else data[:SIG_HEAD_BYTES] + b" " + data[-SIG_TAIL_BYTES:]
     mins = [_EMPTY_BIN] * SIG_BINS
     missing = SIG_BINS
@@ -398,6 +388,21 @@ def result_features(data: bytes) -> dict[str, Any]:
                 break
     compress_ratio = None
     if len(data) >= COMPRESS_MIN_BYTES:
-        sample = data[:COMPRESS_SAMPLE_BYTES]
-        compress_ratio = round(len(sample) / len(zlib.compress(sample, 1)), 2)
-    return {"result_excerpt": redact(text), "result_sig": mins, "result_compress_ratio": compress_ratio}
+        head_bytes = data[:COMPRESS_SAMPLE_BYTES]
+        compress_ratio = round(len(head_bytes) / len(zlib.compress(head_bytes, 1)), 2)
+    return {"result_excerpt": redact(_excerpt_text(data)), "result_sig": mins, "result_compress_ratio": compress_ratio}
+
+
+def _excerpt_text(data: bytes) -> str:
+    """A result's head, the pagination pointers between, and its tail (whole words), before redaction."""
+    if len(data) > (RESULT_HEAD_CHARS + RESULT_TAIL_CHARS) * 2:
+        head = data[: RESULT_HEAD_CHARS * 4].decode("utf-8", "replace")[:RESULT_HEAD_CHARS]
+        tail = data[-RESULT_TAIL_CHARS * 4 :].decode("utf-8", "replace")[-RESULT_TAIL_CHARS:]
+        middle = data[RESULT_HEAD_CHARS : len(data) - RESULT_TAIL_CHARS]
+    else:
+        text = data.decode("utf-8", "replace")
+        if len(text) <= RESULT_HEAD_CHARS + RESULT_TAIL_CHARS:
+            return text
+        head, tail = text[:RESULT_HEAD_CHARS], text[-RESULT_TAIL_CHARS:]
+        middle = text[RESULT_HEAD_CHARS:-RESULT_TAIL_CHARS].encode("utf-8", "replace")
+    return head + _middle_pointers(middle) + " … " + _PARTIAL_TOKEN.sub("", tail, count=1)
