@@ -99,6 +99,26 @@ def detect(context: Context, params: Params) -> list[Finding]:
     return out
 
 
+def _per_session_tool(flagged: pl.DataFrame, params: Params, *measures: pl.Expr) -> pl.DataFrame:
+    """Flagged result rows per session and tool — calls, tokens, turns, first call, token method and
+    ``measures`` — where the tool did it on at least ``min_verbose_calls`` calls."""
+    return flagged.group_by("session_id", "tool_key").agg(
+        pl.len().alias("calls"),
+        pl.col("result_tokens").sum().alias("tokens"),
+        *measures,
+        pl.col("turn").min().alias("first_turn"),
+        pl.col("turn").max().alias("last_turn"),
+        pl.col("tool_call_id").first().alias("first_call"),
+        pl.col("result_tokens_method").first().alias("method"),
+    ).filter(pl.col("calls") >= params.min_verbose_calls)
+
+
+def _turns(row: dict) -> dict[str, int | None]:
+    """A row's turn range as a finding's; turn -1 (no per-request usage to place the calls in) is none."""
+    known = row["first_turn"] >= 0
+    return {"first_turn": row["first_turn"] if known else None, "last_turn": row["last_turn"] if known else None}
+
+
 def _verbose_results(context: Context, params: Params) -> list[Finding]:
     tools = context.tools.filter(pl.col("result_tokens").is_not_null())
     if tools.is_empty():
@@ -112,21 +132,15 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
         (pl.col("result_tokens") >= params.min_result_tokens)
         & (pl.col("result_tokens") >= params.min_times_tool_median * pl.max_horizontal(pl.col("_median"), pl.lit(1)))
     )
-    per = verbose.group_by("session_id", "tool_key").agg(
-        pl.len().alias("calls"),
-        pl.col("result_tokens").sum().alias("tokens"),
+    per = _per_session_tool(
+        verbose, params,
         pl.col("_median").first().alias("median"),
         (pl.col("result_tokens") / pl.max_horizontal(pl.col("_median"), pl.lit(1))).max().alias("ratio"),
-        pl.col("turn").min().alias("first_turn"),
-        pl.col("turn").max().alias("last_turn"),
-        pl.col("tool_call_id").first().alias("first_call"),
-        pl.col("result_tokens_method").first().alias("method"),
         pl.col("is_mcp").first().alias("mcp"),
-    ).filter(pl.col("calls") >= params.min_verbose_calls)
+    )  # fmt: skip
     return [
         Finding(
-            detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
-            first_turn=r["first_turn"] if r["first_turn"] >= 0 else None, last_turn=r["last_turn"] if r["first_turn"] >= 0 else None,
+            detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
             metric="result_size_vs_tool_median", value=r["ratio"],
             threshold=f"≥ {params.min_times_tool_median}× the tool's median result and ≥ {params.min_result_tokens:,} tokens, on ≥ {params.min_verbose_calls} calls",
             excess_tokens=int(r["tokens"] - r["calls"] * r["median"]), excess_usd=None, tool_key=r["tool_key"],
@@ -151,21 +165,15 @@ def _repetitive_results(context: Context, params: Params, already: set[tuple[str
         & (pl.col("result_tokens") >= params.min_repetitive_result_tokens)
         & (pl.col("result_compress_ratio") >= params.min_compress_ratio)
     )
-    per = repetitive.group_by("session_id", "tool_key").agg(
-        pl.len().alias("calls"),
-        pl.col("result_tokens").sum().alias("tokens"),
+    per = _per_session_tool(
+        repetitive, params,
         # What the results carried at most: each one's size divided by how many times it compresses.
         (pl.col("result_tokens") / pl.col("result_compress_ratio")).sum().alias("carried"),
         pl.col("result_compress_ratio").max().alias("ratio"),
-        pl.col("turn").min().alias("first_turn"),
-        pl.col("turn").max().alias("last_turn"),
-        pl.col("tool_call_id").first().alias("first_call"),
-        pl.col("result_tokens_method").first().alias("method"),
-    ).filter(pl.col("calls") >= params.min_verbose_calls).sort("session_id", "tool_key")
+    ).sort("session_id", "tool_key")  # fmt: skip
     return [
         Finding(
-            detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
-            first_turn=r["first_turn"] if r["first_turn"] >= 0 else None, last_turn=r["last_turn"] if r["first_turn"] >= 0 else None,
+            detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
             metric="result_compress_ratio", value=r["ratio"],
             threshold=(f"results of ≥ {params.min_repetitive_result_tokens:,} tokens compressing ≥ {params.min_compress_ratio}× (zlib), "
                        f"on ≥ {params.min_verbose_calls} calls"),
