@@ -131,6 +131,15 @@ def test_unparseable_bodies_without_a_marker_are_problems():
     assert r.lines_read == 4
 
 
+def test_a_prefix_whose_timestamp_is_no_date_is_a_problem_and_the_rest_is_read():
+    r = parse(
+        "2026-13-01T09:44:50.100Z [files] [info] Initializing server...",
+        f"{T0} [files] [info] Message from client: {j(call(1, 'read_file'))}",
+    )
+    assert [(p.line_no, p.kind) for p in r.problems] == [(1, "bad-timestamp")]
+    assert r.lines_read == 2 and r.lines_ok == 1 and len(r.tool_calls) == 1
+
+
 def test_the_same_traffic_in_mcp_log_and_the_server_log_gets_the_same_ids():
     lines = (
         f"{T0} [files] [info] Initializing server... {{ metadata: undefined }}",

@@ -47,7 +47,8 @@ the tracker's rules (``request:<method>``, ``response:<method>``,
 ``notification:<method>``, ``progress-unmatched``, ``cancelled-unmatched``,
 ``truncated-message``). Problems: ``invalid-utf8`` (a prefixed line with bad
 bytes), ``invalid-json`` / ``too-deep`` (a message body that does not parse
-and carries no truncation marker), ``not-jsonrpc``.
+and carries no truncation marker), ``not-jsonrpc``, ``bad-timestamp`` (a prefix whose
+timestamp is no date, such as month 13).
 
 Sniffing: the lines are not JSON, so only ``sniff_prefix`` claims a file:
 its first line must have the timestamp-and-brackets prefix with a level
@@ -168,7 +169,11 @@ def _use_line(result: ParseResult, tracker: McpTracker, line: Line, file_server:
     m = _LINE.fullmatch(text)
     if m is None:
         return "desktop-notice"
-    ts = utc_naive(datetime.fromisoformat(m.group(1)))
+    try:
+        ts = utc_naive(datetime.fromisoformat(m.group(1)))
+    except ValueError as exc:  # the prefix's shape, but no date (month 13)
+        result.problem(line, "bad-timestamp", str(exc)[:200])
+        return ""
     server, message = _split_brackets(m.group(2), m.group(3), m.group(4) or "")
     server = (server or file_server or "unknown")[:MAX_NAME_CHARS]
     if message.endswith(_METADATA_TAIL):
