@@ -186,12 +186,23 @@ def _version_tuple(version: str | None) -> tuple[int, ...] | None:
 
 
 def _project_of(path: str) -> str:
-    """The encoded-cwd folder right under ``projects/`` (the project as Claude Code names it)."""
+    """The encoded-cwd folder right under ``projects/`` (the project as Claude Code names it).
+
+    Outside a ``projects/`` folder (a copied tree), the session file's folder; for a subagent
+    transcript (``<project>/<session>/subagents/agent-<id>.jsonl``) that is the folder above its session's.
+
+    Examples:
+        >>> _project_of("/h/.claude/projects/-home-me-app/s1.jsonl"), _project_of("/tmp/-home-me-app/s1/subagents/agent-a.jsonl")
+        ('-home-me-app', '-home-me-app')
+    """
     parts = PurePath(path).parts
     for i in range(len(parts) - 2, -1, -1):
         if parts[i] == "projects" and i + 1 < len(parts) - 1:
             return parts[i + 1]
-    return PurePath(path).parent.name
+    parent = PurePath(path).parent
+    if parent.name == "subagents" and len(parent.parents) >= 2:
+        return parent.parent.parent.name
+    return parent.name
 
 
 def _subagent_of(path: str) -> str | None:
