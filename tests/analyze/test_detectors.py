@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from datetime import datetime, timedelta
 
 import polars as pl
@@ -76,20 +77,19 @@ def test_polling_with_identical_arguments_is_not_a_verdict():
 
 
 def test_real_pagination_brings_new_content_and_is_not_withholding():
-    import random
-
     rng = random.Random(3)
     # Issue titles are diverse: each page brings words the earlier pages did not have.
     vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7)) for _ in range(3000)]
     s = Session("claude-code:pages")
     for page in range(8):
-        rows = " ".join(f"#{page * 30 + k} {' '.join(rng.sample(vocabulary, 4))}" for k in range(30))
+        rows = " ".join(f"#{page * 30 + k} {' '.join(rng.sample(vocabulary, 8))}" for k in range(30))
         s.turn(tools=[("github/list_issues", f'{{"repo":"acme/app","page":{page}}}', f'{{"items": "{rows}", "has_more": true}}')])
     findings = audit(*benign(30), s)
     assert not by(findings, "payload_withholding", s.session_id)
     assert not by(findings, "near_duplicates", s.session_id)
-    # Pagination is steered (the page goes up) but each page is new: no continuation loop.
+    # Pagination is steered (the page goes up) but each page is new, and records, not boilerplate: no continuation loop.
     assert not by(findings, "continuation_loop", s.session_id)
+    assert all(t["result_compress_ratio"] is not None for t in s.tools)  # pages large enough to be measured
 
 
 def test_a_cursor_copied_from_a_repetitive_result_is_a_steered_loop():
@@ -103,6 +103,24 @@ def test_a_cursor_copied_from_a_repetitive_result_is_a_steered_loop():
     findings = audit(*benign(30), s)
     (loop,) = by(findings, "continuation_loop", s.session_id)
     assert loop.value == 6 and loop.evidence["steered_novelty"] < 0.4
+    assert by(findings, "economic_dos", s.session_id)
+
+
+def test_a_steered_chain_of_boilerplate_pages_is_a_loop_even_when_each_page_has_new_labels():
+    """Each page names a new scope on every line, so pages do not repeat one another; but each is one
+    templated line many times over: boilerplate, not records."""
+    rng = random.Random(5)
+    scopes = ["/".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6)) for _ in range(2)) for _ in range(12)]
+    s = Session("claude-code:coverage")
+    for i in range(10):
+        todo = ", ".join(scopes[i + 1 : i + 4])
+        lines = ",".join(f'"{scopes[i]}: no findings, harbor valley fjord sierra onyx ridge"' for _ in range(60))
+        s.turn(tools=[("scan/scan_repository", f'{{"repo":"acme/billing","scope":"{scopes[i]}"}}',
+                       f'{{"coverage_pct":{5 * (i + 1)},"note":"unaudited scopes: {todo}","findings":[{lines}]}}')])
+    findings = audit(*benign(30), s)
+    (loop,) = by(findings, "continuation_loop", s.session_id)
+    assert loop.evidence["steered_novelty"] >= 0.4 and loop.evidence["steered_compress_ratio"] >= 15
+    assert "boilerplate" in loop.explanation
     assert by(findings, "economic_dos", s.session_id)
 
 

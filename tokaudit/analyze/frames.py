@@ -20,7 +20,7 @@ quote afterwards (``analyze.audit``).
   else the tool name), argument and result tokens with their methods, hashes of
   the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
   long strings stay in the store), ``sig0``…``sig7`` (the result's word MinHash),
-  ``result_compress_ratio`` (how repetitive a large result is; NULL for small ones),
+  ``result_compress_ratio`` (how repetitive a result of 2 KiB or more is; NULL for smaller ones),
   ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``),
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
   a call re-sent with a draft grown at its end), ``unnarrated_hashes`` (per sentence beside other

@@ -336,9 +336,10 @@ def _middle_pointers(middle: bytes) -> str:
     return "".join(f" … {p}" for p in found)
 
 
-# Results this large get a compressibility measure; it is taken over their first bytes (zlib's window
-# is 32 KiB: a sponge repeats well within it), so a huge result costs no more to measure than this.
-COMPRESS_MIN_BYTES = 16 * 1024
+# Results this large get a compressibility measure (smaller ones are too short to tell boilerplate from
+# records: a few lines of anything shrink little). It is taken over their first bytes (zlib's window is
+# 32 KiB: a sponge repeats well within it), so a huge result costs no more to measure than this.
+COMPRESS_MIN_BYTES = 2 * 1024
 COMPRESS_SAMPLE_BYTES = 32 * 1024
 
 
@@ -362,7 +363,7 @@ def result_features(data: bytes) -> dict[str, Any]:
     many times zlib (level 1) shrinks its first ``COMPRESS_SAMPLE_BYTES`` — how
     repetitive it is. Code, prose, real records and logs shrink 2–9×; a sponge
     of repeated lines, boilerplate or near-identical records 15× and more.
-    Smaller results get None.
+    Smaller results (about 500 tokens) get None.
 
     Examples:
         >>> a = result_features(b"Progress: segment 3/20 verified. Call again with segment_index=4")

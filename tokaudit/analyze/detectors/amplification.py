@@ -47,8 +47,7 @@ class Params:
     min_verbose_calls: int = 2
     # Calibrated on benign content: real code, prose, records, logs and listings compress at most ~9× (zlib level 1).
     min_compress_ratio: float = 15.0
-    # Repetition is evidence on its own, so smaller results count than for the size rule (ingest measures
-    # results of 16 KiB and more: about 4,000 tokens).
+    # Repetition is evidence on its own, so smaller results count than for the size rule.
     min_repetitive_result_tokens: int = 3000
 
 

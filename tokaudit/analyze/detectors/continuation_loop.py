@@ -6,14 +6,18 @@ a REPAIR resend, another question to the same tool): the arguments that changed 
 counter, page or offset) or were copied from the previous result (a cursor, a
 scope or id the result named) — ``analyze.frames``. The server, not the task,
 chose what the model sent next. Fires when such a chain reaches ``min_len``
-calls (its first call and the steered ones) while the steered calls' results stay repetitive (mean novelty below
-``max_novelty``, leaving out the chain's last call, which may carry the payload
-the others withheld): PROGRESS/REPAIR counters, cursor drip-feeding, "coverage 60 %,
+calls (its first call and the steered ones) while the steered calls' results stay repetitive, leaving out
+the chain's last call, which may carry the payload the others withheld: either
+they repeat one another (mean novelty below ``max_novelty``), or each is
+boilerplate within itself (median zlib ratio ``min_compress_ratio`` × or more:
+pages of one templated line under a changing label repeat nothing page to page,
+yet carry nothing). PROGRESS/REPAIR counters, cursor drip-feeding, "coverage 60 %,
 continue with scope X". No wording is read, so lexicon-free notices are caught
 alike; whether the results also read like continuation notices is reported.
 False positives: real pagination is steered too, but every page is new content
-(novelty well above the threshold); batch work over a listing and polling are
-not steered (the values come from elsewhere, or nothing changes). Whether the
+(novelty well above the threshold) and real records compress 2–9×; batch work
+over a listing and polling are not steered (the values come from elsewhere, or
+nothing changes). Whether the
 chain ran through an MCP tool is in the evidence (``mcp``): a chain of the
 agent's own tools (the same test run again after edits) stays its own finding
 and is no economic-DoS verdict.
@@ -36,6 +40,8 @@ TITLE = "Server-steered loop returning little new (D5)"
 class Params:
     min_len: int = 3
     max_novelty: float = 0.4
+    # The same calibration as amplification's repetitive results: real records, logs and listings shrink at most ~9×.
+    min_compress_ratio: float = 15.0
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -47,6 +53,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     steered = tools.filter(pl.col("steered"))
     steered = steered.with_columns((pl.col("call_idx") == pl.col("call_idx").max().over("steer_chain_id")).alias("_last")).group_by("steer_chain_id").agg(
         pl.col("novelty").filter(~pl.col("_last")).mean().alias("steered_novelty"),
+        pl.col("result_compress_ratio").filter(~pl.col("_last")).median().alias("steered_compress_ratio"),
         (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("steered_novel_tokens"),
         (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("steered_traffic_tokens"),
         pl.col("has_continuation").mean().alias("marker_share"),
@@ -54,23 +61,31 @@ def detect(context: Context, params: Params) -> list[Finding]:
         pl.col("is_mcp").any().alias("mcp"),
     )
     runs = runs.join(steered, on="steer_chain_id").filter(
-        (pl.col("steered_calls") + 1 >= params.min_len) & (pl.col("steered_novelty") < params.max_novelty)
+        (pl.col("steered_calls") + 1 >= params.min_len)
+        & ((pl.col("steered_novelty") < params.max_novelty) | (pl.col("steered_compress_ratio") >= params.min_compress_ratio))
     )
     findings = []
     for run in runs.iter_rows(named=True):
         yield_share = run["steered_novel_tokens"] / max(run["steered_traffic_tokens"], 1)
         wording = " Its results also read like continuation notices." if run["marker_share"] >= 0.5 else ""
+        novelty, ratio = run["steered_novelty"], run["steered_compress_ratio"]
+        if novelty is not None and novelty < params.max_novelty:
+            repeats = f"the results were mostly repeats (mean novelty {novelty:.2f}"
+        else:
+            repeats = f"each result was mostly boilerplate (zlib shrinks them {ratio:.0f}× at the median"
         findings.append(
             chain_finding(
                 context, run, detector=NAME, metric="steered_chain_length", value=run["steered_calls"] + 1,
-                threshold=f"≥ {params.min_len} steered calls with mean result novelty < {params.max_novelty}",
+                threshold=(f"≥ {params.min_len} steered calls with mean result novelty < {params.max_novelty} "
+                           f"or results compressing ≥ {params.min_compress_ratio}× (median)"),
                 what=(
                     "A server-steered loop: what changed in each call's arguments was dictated by the previous result (a counter "
                     "going up, a cursor or id copied from it, a rejected value sent again, or new arguments while its progress "
-                    f"meter rose), and the results were mostly repeats (mean novelty {run['steered_novelty']:.2f}; "
-                    f"{yield_share:.1%} of the steered calls' argument and result tokens was new content).{wording}"
+                    f"meter rose), and {repeats}; {yield_share:.1%} of the steered calls' argument and result tokens was new "
+                    f"content).{wording}"
                 ),
-                extra={"steered_novelty": run["steered_novelty"], "payload_yield": yield_share, "steered_calls": run["steered_calls"],
+                extra={"steered_novelty": run["steered_novelty"], "steered_compress_ratio": ratio, "payload_yield": yield_share,
+                       "steered_calls": run["steered_calls"],
                        "continuation_marker_share": run["marker_share"], "mcp": run["mcp"]},
             )
         )
