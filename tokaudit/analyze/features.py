@@ -2,7 +2,7 @@
 
 * ``novelty`` — 1 − the highest similarity between this result and the previous
   ``lookback`` results of the same tool in the session, similarity being the
-  share of equal MinHash bins of their word sets (``ingest.base.result_features``:
+  share of equal MinHash bins (among those either fills) of their word sets (``ingest.base.result_features``:
   digits dropped, so "segment 3 of 20" and "segment 4 of 20" are the same words).
   A first result has novelty 1; a call without a result has none.
 * runs — consecutive calls of one tool (``tool_key``) in a session, tolerating
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tokaudit.ingest.base import SIG_BINS
+from tokaudit.ingest.base import EMPTY_BIN, SIG_BINS
 
 LOOKBACK_CALLS = 8
 SIG_COLUMNS = [f"sig{i}" for i in range(SIG_BINS)]
@@ -40,9 +40,13 @@ def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
     best = pl.lit(0.0)
     for k in range(1, lookback + 1):
         same_tool = pl.col("_st") == pl.col("_st").shift(k)
-        equal_bins = pl.sum_horizontal([(pl.col(c) == pl.col(c).shift(k)).cast(pl.Int8) for c in SIG_COLUMNS])
+        # A bin empty in both results (a short result has few words) is no agreement: it would make any two
+        # short results look alike. Two results with no words at all are alike.
+        equal_bins = pl.sum_horizontal([((pl.col(c) == pl.col(c).shift(k)) & (pl.col(c) != EMPTY_BIN)).cast(pl.Int8) for c in SIG_COLUMNS])
+        filled_bins = pl.sum_horizontal([((pl.col(c) != EMPTY_BIN) | (pl.col(c).shift(k) != EMPTY_BIN)).cast(pl.Int8) for c in SIG_COLUMNS])
+        similarity = pl.when(filled_bins == 0).then(1.0).otherwise(equal_bins / filled_bins)
         valid = same_tool & pl.col("has_result").shift(k) & pl.col(SIG_COLUMNS[0]).shift(k).is_not_null()
-        best = pl.max_horizontal(best, pl.when(valid).then(equal_bins / SIG_BINS).otherwise(0.0))
+        best = pl.max_horizontal(best, pl.when(valid).then(similarity).otherwise(0.0))
     novelty = pl.when(pl.col("has_result") & pl.col(SIG_COLUMNS[0]).is_not_null()).then(1.0 - best)
     t = t.with_columns(novelty.alias("novelty"))
     return _steer_chains(t).drop("_st").sort("session_id", "call_idx")

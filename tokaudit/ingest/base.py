@@ -298,7 +298,15 @@ RESULT_TAIL_CHARS = 120
 SIG_BINS = 8
 SIG_HEAD_BYTES = 512
 SIG_TAIL_BYTES = 128
-_EMPTY_BIN = 0xFFFFFFFF
+EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
+# Words for the MinHash: runs of letters (folded to lower case), digits, underscores and non-ASCII bytes
+# (other scripts); everything else separates words — JSON punctuation, quotes, slashes, escapes — so a
+# compact JSON page is its keys and values, not one long "word". Words with a digit are left out:
+# numbers, and ids, hashes and cursors (``a3f9c2``), are positions, not content.
+_WORD_BYTES = bytes(
+    c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256)
+)
+_SIG_WORD = re.compile(rb"(?<![0-9a-z_\x80-\xff])[a-z_\x80-\xff]+(?![0-9a-z_\x80-\xff])")
 # The token a tail excerpt starts inside of: dropped, since a key cut there has lost the prefix
 # ("sk-ant-…") that redaction recognises it by.
 _PARTIAL_TOKEN = re.compile(r"^[A-Za-z0-9_+/=.-]+")
@@ -343,6 +351,20 @@ COMPRESS_MIN_BYTES = 2 * 1024
 COMPRESS_SAMPLE_BYTES = 32 * 1024
 
 
+def _sig_words(data: bytes) -> set[bytes]:
+    """The words of ``data``'s first ``SIG_HEAD_BYTES`` and last ``SIG_TAIL_BYTES`` (all of a short result),
+    without the pieces of words cut there: "…baf" left of a cut id would be a new word on every page."""
+    if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES:
+        return set(_SIG_WORD.findall(data.translate(_WORD_BYTES)))
+    head, tail = data[:SIG_HEAD_BYTES].translate(_WORD_BYTES), data[-SIG_TAIL_BYTES:].translate(_WORD_BYTES)
+    if head[-1] != 32 and _WORD_BYTES[data[SIG_HEAD_BYTES]] != 32:
+        head = head[: max(head.rfind(b" "), 0)]
+    if tail[0] != 32 and _WORD_BYTES[data[-SIG_TAIL_BYTES - 1]] != 32:
+        cut = tail.find(b" ")
+        tail = tail[cut:] if cut >= 0 else b""
+    return set(_SIG_WORD.findall(head + b" " + tail))
+
+
 def result_features(data: bytes) -> dict[str, Any]:
     """Bounded traces of a tool result that detectors compare without keeping the text.
 
@@ -351,12 +373,14 @@ def result_features(data: bytes) -> dict[str, Any]:
     (``next_page_token: …``: a cursor hidden mid-page), with secrets redacted — what
     findings quote and the steering rule looks for copied values in.
 
-    ``result_sig``: a one-permutation MinHash of its words (lowercased, digits
-    dropped, so "segment 3 of 20" and "segment 4 of 20" are the same words) over
-    its first 512 and last 128 bytes: word hashes (CRC-32) fall into 8 bins by
-    their low bits and each bin keeps its smallest. The share of equal bins
-    between two results estimates the Jaccard similarity of their word sets —
-    result novelty, compared column by column at audit time. An empty bin holds
+    ``result_sig``: a one-permutation MinHash of its words (runs of letters,
+    lowercased; words with a digit are left out, so "segment 3 of 20" and
+    "segment 4 of 20" are the same words, and so are pages that differ only in
+    ids or cursors; ``{"name":"api"}`` is two words) over its first 512 and last 128
+    bytes: word hashes (CRC-32) fall into 8 bins by their low bits and each bin
+    keeps its smallest. The share of equal bins among those filled in either of
+    two results estimates the Jaccard similarity of their word sets — result
+    novelty, compared column by column at audit time. An empty bin holds
     ``0xFFFFFFFF``.
 
     ``result_compress_ratio``: for a result of ``COMPRESS_MIN_BYTES`` or more, how
@@ -375,14 +399,13 @@ def result_features(data: bytes) -> dict[str, Any]:
         >>> result_features(b"heartbeat ok\\n" * 5_000)["result_compress_ratio"] > 15, result_features(b"short")["result_compress_ratio"]
         (True, None)
     """
-    sample = data if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES else data[:SIG_HEAD_BYTES] + b" " + data[-SIG_TAIL_BYTES:]
-    mins = [_EMPTY_BIN] * SIG_BINS
+    mins = [EMPTY_BIN] * SIG_BINS
     missing = SIG_BINS
     # Hashes in ascending order: the first one met in a bin is that bin's minimum, so the loop
     # usually stops after a few dozen of them (the hashing and sorting run in C).
-    for h in sorted(set(map(zlib.crc32, sample.lower().translate(None, b"0123456789").split()))):
+    for h in sorted(map(zlib.crc32, _sig_words(data))):
         b = h & (SIG_BINS - 1)
-        if mins[b] == _EMPTY_BIN:
+        if mins[b] == EMPTY_BIN:
             mins[b] = h
             missing -= 1
             if not missing:
