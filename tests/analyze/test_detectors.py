@@ -92,6 +92,27 @@ def test_real_pagination_brings_new_content_and_is_not_withholding():
     assert all(t["result_compress_ratio"] is not None for t in s.tools)  # pages large enough to be measured
 
 
+def test_compact_json_pages_of_distinct_records_are_new_content():
+    """No spaces in compact JSON: its keys and values are the words. Pages of other repositories are new
+    content; pages that differ only in ids and cursors are not."""
+    rng = random.Random(11)
+    names = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8)) for _ in range(400)]
+    real, drip = Session("claude-code:compact-pages"), Session("claude-code:compact-drip")
+    cursor = "null"
+    for page in range(10):
+        nxt = "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(20))
+        nodes = ",".join(f'{{"name":"{names[page * 20 + k]}","defaultBranchRef":{{"name":"main"}}}}' for k in range(20))
+        real.turn(tools=[("gh/graphql", f'{{"org":"acme","cursor":"{cursor}"}}', f'{{"data":{{"nodes":[{nodes}],"endCursor":"{nxt}"}}}}')])
+        ids = ",".join(f'{{"id":"{rng.getrandbits(64):016x}","state":"pending"}}' for _ in range(20))
+        drip.turn(tools=[("gh/graphql", f'{{"org":"acme","cursor":"{cursor}"}}', f'{{"data":{{"nodes":[{ids}],"endCursor":"{nxt}"}}}}')])
+        cursor = nxt
+    context = build_context(frames(*benign(30), real, drip))
+    novelty = {sid: context.tools.filter(pl.col("session_id") == sid)["novelty"].to_list()[1:] for sid in (real.session_id, drip.session_id)}
+    assert min(novelty[real.session_id]) >= 0.5 and max(novelty[drip.session_id]) == 0.0
+    findings, _ = run_detectors(context, resolve_params({}))
+    assert not by(findings, "continuation_loop", real.session_id) and by(findings, "continuation_loop", drip.session_id)
+
+
 def test_a_cursor_copied_from_a_repetitive_result_is_a_steered_loop():
     s = Session("claude-code:drip")
     cursor = "start"
@@ -110,10 +131,10 @@ def test_a_steered_chain_of_boilerplate_pages_is_a_loop_even_when_each_page_has_
     """Each page names a new scope on every line, so pages do not repeat one another; but each is one
     templated line many times over: boilerplate, not records."""
     rng = random.Random(5)
-    scopes = ["/".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6)) for _ in range(2)) for _ in range(12)]
+    scopes = ["/".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(6)) for _ in range(5)) for _ in range(12)]
     s = Session("claude-code:coverage")
     for i in range(10):
-        todo = ", ".join(scopes[i + 1 : i + 4])
+        todo = ", ".join(scopes[i + 1 : i + 2])
         lines = ",".join(f'"{scopes[i]}: no findings, harbor valley fjord sierra onyx ridge"' for _ in range(60))
         s.turn(tools=[("scan/scan_repository", f'{{"repo":"acme/billing","scope":"{scopes[i]}"}}',
                        f'{{"coverage_pct":{5 * (i + 1)},"note":"unaudited scopes: {todo}","findings":[{lines}]}}')])
@@ -122,6 +143,35 @@ def test_a_steered_chain_of_boilerplate_pages_is_a_loop_even_when_each_page_has_
     assert loop.evidence["steered_novelty"] >= 0.4 and loop.evidence["steered_compress_ratio"] >= 15
     assert "boilerplate" in loop.explanation
     assert by(findings, "economic_dos", s.session_id)
+
+
+def _long_pagination(session_id: str, pages: int, context_tokens: int) -> Session:
+    """A cursor copied from each page into the next call; every page new words (distinct prose or records)."""
+    rng = random.Random(session_id)
+    vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7)) for _ in range(4000)]
+    s = Session(session_id, context_tokens=context_tokens)
+    cursor = "start"
+    for page in range(pages):
+        nxt = f"cur{page * 7919 % 10007:05d}x{page}"
+        text = " ".join(rng.sample(vocabulary, 60))
+        s.turn(tools=[("manual/read_chapter", f'{{"book":"policy","cursor":"{cursor}"}}', f"{text}. Next cursor: {nxt}")])
+        cursor = nxt
+    return s
+
+
+def test_a_very_long_steered_chain_of_new_content_is_a_verdict_only_at_a_high_cost():
+    """A drip-feed padded with fresh text looks like a long pagination: reported either way, convicted on cost."""
+    cheap, costly = _long_pagination("claude-code:cheap-pages", 35, 500), _long_pagination("claude-code:costly-pages", 35, 60_000)
+    short = _long_pagination("claude-code:short-pages", 20, 60_000)
+    findings = audit(*benign(30), cheap, costly, short)
+    for s in (cheap, costly):
+        (loop,) = by(findings, "continuation_loop", s.session_id)
+        assert loop.evidence["repetitive"] is False and loop.evidence["steered_novelty"] >= 0.4 and loop.value == 35
+        assert "only its cost tells them apart" in loop.explanation
+    assert not by(findings, "continuation_loop", short.session_id)  # new content, 20 calls: a pagination
+    (verdict,) = by(findings, "economic_dos", costly.session_id)
+    assert verdict.value >= 3.0 and "long steered chain" in verdict.explanation
+    assert not by(findings, "economic_dos", cheap.session_id)
 
 
 def test_a_steered_chain_of_the_agents_own_tool_stays_its_own_finding():

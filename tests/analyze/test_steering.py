@@ -215,6 +215,25 @@ def test_a_cursor_or_counter_inside_a_url_the_model_builds_is_steered():
     assert steered(chosen) == [False, False, False]
 
 
+def test_a_cursor_or_offset_the_result_named_inside_a_query_text_is_steered():
+    # The model puts what the server named into the query it writes: SQL's OFFSET, GraphQL's after.
+    offsets = (0, 150, 300, 450)
+    sql = [(f'{{"sql":"SELECT id, name FROM accounts WHERE active LIMIT 100 OFFSET {o}"}}',
+            f'{{"rows":[],"warning":"partial scan; re-run with OFFSET {n}"}}') for o, n in zip(offsets, (*offsets[1:], 600))]
+    assert steered(sql) == [False, True, True, True]
+    cursors = ["Y3Vyc29yOjE1", "Y3Vyc29yOjMw", "Y3Vyc29yOjQ1", "Y3Vyc29yOjYw"]
+    after = [""] + [f', after: \\"{c}\\"' for c in cursors[:-1]]
+    graphql = [(f'{{"query":"query {{ products(first: 20{after[i]}) {{ nodes {{ id title }} pageInfo {{ endCursor }} }} }}"}}',
+                f'{{"data":{{"products":{{"nodes":[],"pageInfo":{{"endCursor":"{cursors[i]}"}}}}}}}}') for i in range(4)]
+    assert steered(graphql) == [False, True, True, True]
+
+
+def test_a_number_going_up_inside_text_is_not_a_counter():
+    # "file 3" then "file 4": a batch over numbered things the model works through, not a server's counter.
+    batch = [(f'{{"note":"Review of chapter {n} of the handbook for accuracy"}}', f"Chapter {n} reviewed.") for n in (3, 4, 5)]
+    assert steered(batch) == [False, False, False]
+
+
 def test_a_url_the_result_did_not_name_or_a_question_in_its_words_is_not_steered():
     pages = [(f'{{"url":"https://docs.example.com/guide/{p}"}}', "Guide text about tokens and sessions.") for p in ("intro", "setup", "tokens")]
     assert steered(pages) == [False, False, False]  # "tokens" is a word of the result, but "guide/tokens" came from the model's plan

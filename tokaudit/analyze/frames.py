@@ -16,8 +16,8 @@ quote afterwards (``analyze.audit``).
   token cost), ``context_window_tokens`` (reported, or the model family's default).
 * ``tools`` — one row per tool call (a call recorded twice counted once), sorted
   by session and order (``call_idx``): ``turn`` of the request that asked for it
-  (or the latest request before it), ``tool_key`` (``server/tool`` for MCP tools,
-  else the tool name), argument and result tokens with their methods, hashes of
+  (or the latest request before it), ``tool_key`` (``server/tool`` for MCP tools, numbers in
+  the tool's name masked as ``#``: ``fetch_part_#`` — else the tool name), argument and result tokens with their methods, hashes of
   the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
   long strings stay in the store), ``sig0``…``sig7`` (the result's word MinHash),
   ``result_compress_ratio`` (how repetitive a result of 2 KiB or more is; NULL for smaller ones),
@@ -303,18 +303,20 @@ NARRATION_PATTERN = "\\S+\\s+\\S+\\s+\\S+\\s+\\S"
 _COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6 AND _mcp
                  AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false)"""
 
-# The words, numbers and ids of a value without spaces (a URL, a path, a query string). A value of an
+# The words, numbers and ids of a value (a URL, a path, a query string, SQL, a GraphQL query). A value of an
 # MCP call whose new tokens (one to three) include evidence (``_TOKEN_EVIDENCE``) and no other id or
 # number — the rest as it was, new words aside (the parameter's name) — carries a cursor or counter the
 # server chose (…/items?cursor=c_77ab10z&limit=50). Words alone are not enough: a docs page named
 # after a word of the last page is the model's own choice.
 _TOKENS = "list_filter(string_split_regex({v}, '[^A-Za-z0-9_-]+'), lambda x: x != '')"
 # A new token is evidence when it is an id (digits, four characters or more) the result named, a number
-# of three digits or more the result named, or the number one above a token of the value before
-# ("…?chunk=3" → "…?chunk=4": a page counter inside a URL).
+# of three digits or more the result named, or — in a value without spaces — the number one above a
+# token of the value before ("…?chunk=3" → "…?chunk=4": a page counter inside a URL; in text, "file 3"
+# → "file 4" is a batch over numbered things).
 _TOKEN_EVIDENCE = """((length(x) >= 4 AND regexp_matches(x, '[0-9]') AND contains({excerpt}, x))
     OR (regexp_full_match(x, '[0-9]{{1,18}}') AND ((length(x) >= 3 AND {named:x})
-                                                 OR list_contains({prev_tokens}, CAST(TRY_CAST(x AS BIGINT) - 1 AS VARCHAR)))))"""
+                                                 OR (NOT regexp_matches(args_values[i], '\\s')
+                                                     AND list_contains({prev_tokens}, CAST(TRY_CAST(x AS BIGINT) - 1 AS VARCHAR))))))"""
 # The tokens of a value that the value before did not have.
 _NEW_TOKENS = "list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x))"
 
@@ -358,7 +360,8 @@ def _spelled_up_by_one(words: dict[str, int]) -> str:
 #     the result named as a whole number (an offset the server chose, "next_offset=289"; "part 4") — a
 #     day or count below 100 is in any listing, and an editor's view range copied from the line
 #     numbers it showed is the model's own reading, so neither counts;
-#   - for an MCP call: the ids or numbers that changed inside a URL or path (``_TOKENS``);
+#   - for an MCP call: the ids or numbers that changed inside a URL, a path or a query (SQL, GraphQL:
+#     ``_TOKENS``);
 #   - for an MCP call, when it looks like an id or path, not a word: it was copied from the session's
 #     last result, whichever tool returned it (two tools handing each other tokens; text with spaces
 #     copied into an edit is editing);
@@ -411,8 +414,9 @@ _STEERED_RULE = _fill(
              AND translate(args_values[i], '0123456789', '') = translate({prev}[i], '0123456789', '')  -- cheap, then exact
              AND regexp_replace(args_values[i], '[0-9]+', '#', 'g') = regexp_replace({prev}[i], '[0-9]+', '#', 'g')
              AND coalesce({named:value}, false) THEN 1
-        WHEN _mcp AND NOT regexp_matches(args_values[i], '\\s')
-             -- A few tokens changed, the rest kept: the two values start or end alike (a cheap test first).
+        WHEN _mcp
+             -- A few tokens changed, the rest kept (a cursor in a GraphQL query, an offset in SQL): the two
+             -- values start or end alike (a cheap test first).
              -- (A CASE, not AND: DuckDB evaluates every operand of an AND inside a lambda.)
              AND CASE WHEN left(args_values[i], 8) = left({prev}[i], 8) OR right(args_values[i], 8) = right({prev}[i], 8) THEN
                  coalesce(len({tokens}) >= 2 AND len({new_tokens}) BETWEEN 1 AND 3
@@ -507,8 +511,11 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
         f"""
         WITH t AS (
             SELECT t.session_id, t.tool_call_id, hash(t.call_key) AS call_hash, coalesce(t.ts_utc, t.result_ts_utc) AS _ts, t.line_no,
-                   CASE WHEN t.mcp_server IS NOT NULL THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) ELSE t.tool_name END
-                       AS tool_key,
+                   -- An MCP tool's numbers are masked: fetch_part_1 … fetch_part_16, list_flags_v1 … v12 are one tool
+                   -- whose name carries a counter, and that name is the first of the values the steering rule reads.
+                   CASE WHEN t.mcp_server IS NOT NULL
+                        THEN t.mcp_server || '/' || regexp_replace(coalesce(t.mcp_tool, t.tool_name), '[0-9]+', '#', 'g')
+                        ELSE t.tool_name END AS tool_key,
                    t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
                    t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method, t.result_compress_ratio,
                    {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
@@ -516,7 +523,10 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
                    {sig},
-                   t.args_values, t.args_skeleton, t.result_excerpt,
+                   CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
+                        THEN list_prepend(coalesce(t.mcp_tool, t.tool_name), coalesce(t.args_values, []))
+                        ELSE t.args_values END AS args_values,
+                   t.args_skeleton, t.result_excerpt,
                    -- An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
                    coalesce(t.mcp_server IS NOT NULL OR t.tool_kind = 'mcp', false) AS is_mcp
             FROM ({tool_calls_sql(window.replace("session_id", "t.session_id", 1))}) AS t

@@ -17,7 +17,12 @@ alike; whether the results also read like continuation notices is reported.
 False positives: real pagination is steered too, but every page is new content
 (novelty well above the threshold) and real records compress 2–9×; batch work
 over a listing and polling are not steered (the values come from elsewhere, or
-nothing changes). Whether the
+nothing changes).
+
+A steered chain of ``min_long_len`` calls or more is reported whatever its results
+(evidence ``repetitive`` False): a drip-feed padded with fresh text on every page
+looks like a long pagination the task wanted, and only what it cost can tell them
+apart — the combined verdict (economic_dos) weighs it so. Whether the
 chain ran through an MCP tool is in the evidence (``mcp``): a chain of the
 agent's own tools (the same test run again after edits) stays its own finding
 and is no economic-DoS verdict.
@@ -42,6 +47,8 @@ class Params:
     max_novelty: float = 0.4
     # The same calibration as amplification's repetitive results: real records, logs and listings shrink at most ~9×.
     min_compress_ratio: float = 15.0
+    # Benign pagination in the simulator's reference corpora reaches about 30 pages.
+    min_long_len: int = 30
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -60,9 +67,11 @@ def detect(context: Context, params: Params) -> list[Finding]:
         pl.len().alias("steered_calls"),
         pl.col("is_mcp").any().alias("mcp"),
     )
-    runs = runs.join(steered, on="steer_chain_id").filter(
-        (pl.col("steered_calls") + 1 >= params.min_len)
-        & ((pl.col("steered_novelty") < params.max_novelty) | (pl.col("steered_compress_ratio") >= params.min_compress_ratio))
+    repetitive = (pl.col("steered_novelty") < params.max_novelty) | (pl.col("steered_compress_ratio") >= params.min_compress_ratio)
+    runs = (
+        runs.join(steered, on="steer_chain_id")
+        .with_columns(repetitive.fill_null(False).alias("repetitive"))
+        .filter((pl.col("steered_calls") + 1 >= params.min_len) & (pl.col("repetitive") | (pl.col("steered_calls") + 1 >= params.min_long_len)))
     )
     findings = []
     for run in runs.iter_rows(named=True):
@@ -71,13 +80,17 @@ def detect(context: Context, params: Params) -> list[Finding]:
         novelty, ratio = run["steered_novelty"], run["steered_compress_ratio"]
         if novelty is not None and novelty < params.max_novelty:
             repeats = f"the results were mostly repeats (mean novelty {novelty:.2f}"
-        else:
+        elif run["repetitive"]:
             repeats = f"each result was mostly boilerplate (zlib shrinks them {ratio:.0f}× at the median"
+        else:
+            repeats = (f"it ran {run['steered_calls'] + 1} calls of new content (a long pagination the task may have wanted, or "
+                       f"a drip-feed padded with fresh text: only its cost tells them apart"
+                       + (f"; mean novelty {novelty:.2f}" if novelty is not None else ""))
         findings.append(
             chain_finding(
                 context, run, detector=NAME, metric="steered_chain_length", value=run["steered_calls"] + 1,
                 threshold=(f"≥ {params.min_len} steered calls with mean result novelty < {params.max_novelty} "
-                           f"or results compressing ≥ {params.min_compress_ratio}× (median)"),
+                           f"or results compressing ≥ {params.min_compress_ratio}× (median); or ≥ {params.min_long_len} steered calls"),
                 what=(
                     "A server-steered loop: what changed in each call's arguments was dictated by the previous result (a counter "
                     "going up, a cursor or id copied from it, a rejected value sent again, or new arguments while its progress "
@@ -86,7 +99,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 ),
                 extra={"steered_novelty": run["steered_novelty"], "steered_compress_ratio": ratio, "payload_yield": yield_share,
                        "steered_calls": run["steered_calls"],
-                       "continuation_marker_share": run["marker_share"], "mcp": run["mcp"]},
+                       "continuation_marker_share": run["marker_share"], "mcp": run["mcp"], "repetitive": run["repetitive"]},
             )
         )
     return findings

@@ -4,6 +4,9 @@ A session is flagged when:
 
 * a server-steered loop returning little (D5) or a cycle re-sending the same
   calls through an MCP server (D15) ran in it — both specific enough to stand alone;
+* a very long server-steered chain of new content (D5 without repetition: a
+  drip-feed padded with fresh text, or a long pagination the task wanted) ran
+  in it and the session cost at least ``min_long_chain_cost_ratio`` × its cohort median;
 * a weaker structural detector fired — argument inflation (D6), verbose
   or repetitive (sponge) results of an MCP tool (D2), or a cycle of small arguments between
   servers that went round fewer than ``min_light_cycle_repetitions`` times (D15:
@@ -57,6 +60,8 @@ SURFACE_CHANGES = ("definition_versions", "inferred_surface_change")
 @dataclass(frozen=True)
 class Params:
     min_cost_ratio: float = 1.5
+    # A steered chain of new content is a verdict only at a cost no long pagination of the reference corpora reached.
+    min_long_chain_cost_ratio: float = 3.0
     # Arguments the model wrote to a server whose tool definitions changed mid-session (a shadow tool
     # asking for a "context digest" on every step): enough of them make the change a verdict.
     min_changed_server_args_tokens: int = 500
@@ -109,6 +114,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
             f for f in found
             if (f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric in SPONGE_METRICS))
             and f.evidence.get("mcp", True)
+            # A long steered chain of new content counts only at a high cost.
+            and (f.evidence.get("repetitive", True) or (ratio is not None and ratio >= params.min_long_chain_cost_ratio))
         ]
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
@@ -119,7 +126,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
         ]
         reasons = []
         if strong:
-            reasons.append("steered loop" if any(f.detector == "continuation_loop" for f in strong) else "cycle")
+            loops = [f for f in strong if f.detector == "continuation_loop"]
+            reasons.append("cycle" if not loops else "steered loop" if any(f.evidence.get("repetitive", True) for f in loops) else "long steered chain")
         elif structural and ratio is not None and ratio >= params.min_cost_ratio:
             reasons.append("structural")
         # Cost alone convicts only against sessions of the same task: an agent's sessions mix one-line
@@ -159,7 +167,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 detector=NAME, severity=_severity(ratio), session_id=session_id,
                 first_turn=min(turns) if turns else None, last_turn=max(turns) if turns else None,
                 metric="cost_ratio", value=ratio if ratio is not None else 0.0,
-                threshold=f"D5 or D15; another chain detector with cost ≥ {params.min_cost_ratio}× cohort median; D1; D10; or D12 with D8",
+                threshold=(f"D5 or D15 (a long D5 chain of new content: cost ≥ {params.min_long_chain_cost_ratio}× cohort median); another "
+                           f"chain detector with cost ≥ {params.min_cost_ratio}× cohort median; D1; D10; or D12 with D8"),
                 excess_tokens=max((f.excess_tokens or 0 for f in found), default=None),
                 excess_usd=max((f.excess_usd for f in found if f.excess_usd is not None), default=None),
                 explanation=" ".join(parts), tool_key=tool,
