@@ -171,6 +171,7 @@ def test_a_very_long_steered_chain_of_new_content_is_a_verdict_only_at_a_high_co
     assert not by(findings, "continuation_loop", short.session_id)  # new content, 20 calls: a pagination
     (verdict,) = by(findings, "economic_dos", costly.session_id)
     assert verdict.value >= 3.0 and "long steered chain" in verdict.explanation
+    assert verdict.severity == "medium"  # it may be the pagination the task wanted, however costly
     assert not by(findings, "economic_dos", cheap.session_id)
 
 

@@ -162,9 +162,11 @@ def detect(context: Context, params: Params) -> list[Finding]:
         if "directive_notices" in names:
             parts.append("Its results also told the model to call again.")
         parts.append(f"Detectors that fired: {', '.join(sorted(names))}.")
+        # A long chain of new content alone may be the pagination the task wanted: worth a look, not an alarm.
+        severity = "medium" if reasons == ["long steered chain"] else _severity(ratio)
         out.append(
             Finding(
-                detector=NAME, severity=_severity(ratio), session_id=session_id,
+                detector=NAME, severity=severity, session_id=session_id,
                 first_turn=min(turns) if turns else None, last_turn=max(turns) if turns else None,
                 metric="cost_ratio", value=ratio if ratio is not None else 0.0,
                 threshold=(f"D5 or D15 (a long D5 chain of new content: cost ≥ {params.min_long_chain_cost_ratio}× cohort median); another "
