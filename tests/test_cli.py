@@ -166,6 +166,8 @@ def test_show_marks_the_steered_calls_and_the_flagged_turns_of_a_counter_loop(tm
     run("audit", "--db", db)
     shown = run("show", "--db", db, attack["session_id"])
     assert "↻" in shown and "⚑" in shown and "continuation_loop" in shown
+    # The simulator's logs report no tool tokens: every figure is an estimate, marked and explained.
+    assert "(args ~" in shown and "~ an estimated token count" in shown
     data = json.loads(run("show", "--db", db, attack["session_id"], "--json"))
     steered = [x for t in data["turns"] for x in t["tools"] if x["steered"]]
     assert len(steered) >= 8 and {x["tool"] for x in steered} == {f"{attack['attack_server']}/{attack['attack_tool']}"}

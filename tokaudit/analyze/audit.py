@@ -323,8 +323,9 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
                 "context_tokens": c["input_total_tokens"],
                 "cost_usd": c["cost_usd"],
                 "tools": [
-                    {"tool": r["tool_key"], "args_tokens": r["args_tokens"], "result_tokens": r["result_tokens"],
-                     "result_tokens_method": r["result_tokens_method"], "is_error": r["is_error"], "steered": r["steered"]}
+                    {"tool": r["tool_key"], "args_tokens": r["args_tokens"], "args_tokens_method": r["args_tokens_method"],
+                     "result_tokens": r["result_tokens"], "result_tokens_method": r["result_tokens_method"], "is_error": r["is_error"],
+                     "steered": r["steered"]}
                     for r in turn_tools.iter_rows(named=True)
                 ],
                 "flags": flags,

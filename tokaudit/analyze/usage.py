@@ -313,7 +313,8 @@ def usage_report(
                    sum(c.input_total_tokens + c.output_tokens) AS total_tokens,
                    -- An aggregate row (totals of a run without per-call usage) stands for aggregate_calls calls.
                    sum(CASE WHEN c.is_aggregate THEN coalesce(c.aggregate_calls, 1) ELSE 1 END) AS calls,
-                   count(*) FILTER (WHERE c.output_is_lower_bound) AS lower_bound_calls
+                   count(*) FILTER (WHERE c.output_is_lower_bound) AS lower_bound_calls,
+                   count(*) AS request_rows, count(c.reasoning_tokens) AS reasoning_rows
                    {inner_extra}
             FROM bucketed AS c {sess_join}
             GROUP BY ALL
@@ -328,7 +329,8 @@ def usage_report(
                sum({COST_SQL}) AS cost_usd,
                sum(c.calls) AS calls,
                coalesce(sum(c.calls) FILTER (WHERE p.model IS NULL), 0) AS unpriced_calls,
-               sum(c.lower_bound_calls) AS lower_bound_calls
+               sum(c.lower_bound_calls) AS lower_bound_calls,
+               sum(c.request_rows) AS request_rows, sum(c.reasoning_rows) AS reasoning_rows
                {outer_extra}
         FROM (SELECT c.*, m.tier FROM grouped AS c {TIER_JOIN}) AS c {PRICE_JOIN}
         GROUP BY k ORDER BY k
@@ -341,11 +343,31 @@ def usage_report(
         notes.append(f"unpriced (no price known; cost excludes them): {', '.join(unpriced)}")
     lower = sum(r.pop("lower_bound_calls") for r in rows)
     if lower:
-        notes.append(f"{lower} requests come from agent versions that logged a streaming placeholder for output tokens: output is a lower bound")
+        notes.append(f"{lower:,} request{'s come' if lower > 1 else ' comes'} from agent versions that logged a streaming placeholder for "
+                     "output tokens: output is a lower bound")
+    request_rows, reasoning_rows = sum(r.pop("request_rows") for r in rows), sum(r.pop("reasoning_rows") for r in rows)
+    if 0 < reasoning_rows < request_rows:
+        notes.append(f"reasoning is reported for {reasoning_rows:,} of {request_rows:,} requests (the others' logs do not split it out of "
+                     "output): its total covers those only")
+    silent = _sessions_without_requests(store, since, until)
+    if silent:
+        notes.append(f"{silent:,} session{'s' if silent > 1 else ''} in the store had no model requests (a log cut short, or one that "
+                     "records no usage): nothing to count, so not in the rows")
     return UsageReport(by, tz, since, until, out_columns, rows, totals, unpriced, price_source(), notes)
 
 
+def _sessions_without_requests(store: Store, since: date | None, until: date | None) -> int:
+    """Sessions with no model request at all (whose start is in the window, when one is given)."""
+    where, params = _window(since, until, "s.started_at_utc")
+    sql = f"""SELECT count(DISTINCT s.session_id) AS n FROM sessions AS s
+              WHERE {where} AND NOT EXISTS (SELECT 1 FROM llm_calls AS c WHERE c.session_id = s.session_id)"""
+    return fetch_dicts(store, sql, params)[0]["n"]
+
+
 def _totals(rows: list[dict[str, Any]], columns: list[str]) -> dict[str, Any]:
+    """Column sums; None for a column no row knows (reasoning no log reported), 0 for every column when there are no rows."""
+    if not rows:
+        return dict.fromkeys(columns, 0)
     totals: dict[str, Any] = {}
     for col in columns:
         values = [r[col] for r in rows if r.get(col) is not None]

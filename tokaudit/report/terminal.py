@@ -211,12 +211,18 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
     table = Table()
     for name in ("turn", "time (UTC)", "uncached", "cache read", "cache write", "output", "reasoning", "context", "tool calls", "flags"):
         table.add_column(name, justify="left" if name in ("time (UTC)", "tool calls", "flags") else "right", overflow="fold")
+    estimated = False
     for t in data["turns"]:
-        tools = "; ".join(
-            f"{x['tool']}{' ✗' if x['is_error'] else ''}{' ↻' if x.get('steered') else ''} "
-            f"(args {x['args_tokens'] or 0:,}, result {x['result_tokens'] or 0:,})"
-            for x in t["tools"]
-        )
+        parts = []
+        for x in t["tools"]:
+            sizes = []
+            for what in ("args", "result"):
+                tokens, method = x[f"{what}_tokens"], x.get(f"{what}_tokens_method")
+                guessed = method is not None and method != "reported"
+                estimated |= guessed
+                sizes.append(f"{what} {'~' if guessed else ''}{tokens or 0:,}")
+            parts.append(f"{x['tool']}{' ✗' if x['is_error'] else ''}{' ↻' if x.get('steered') else ''} ({', '.join(sizes)} tokens)")
+        tools = "; ".join(parts)
         flags = ", ".join(t["flags"])
         table.add_row(
             str(t["turn"]), (t["ts_utc"] or "")[:19], _cell(t["input_tokens"]), _cell(t["cache_read_tokens"]), _cell(t["cache_write_tokens"]),
@@ -224,6 +230,8 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
             safe_text(("⚑ " + flags) if flags else "", style="bold red" if flags else ""),
         )
     console.print(table)
+    if estimated:
+        console.print("~ an estimated token count (the log reports none for that call; `tokaudit show --json` gives each figure's method)")
     for f in data["findings"]:
         console.print(safe_text(f"[{f['severity']}] {f['detector']}: {f['explanation']}", style=_SEVERITY_STYLE.get(f["severity"], "")))
     for sub in data.get("subagents", []):
