@@ -34,3 +34,17 @@ def test_calibrated_thresholds_clear_the_benign_reference_and_keep_catching_loop
     loud = build_context(frames(*reference, counter_loop(steps=40, sequence_len=600)))
     findings, _ = run_detectors(loud, params, only={k.detector for k in KNOBS})
     assert {f.session_id for f in findings} == {"claude-code:attack"}
+
+
+def test_long_benign_paginations_set_the_long_chain_length_not_the_loop_length():
+    """Real paginations of 35 pages are steered chains of new content: they raise min_long_len only, so a
+    short repetitive loop is still caught."""
+    from tests.analyze.test_detectors import _long_pagination
+
+    reference = benign(30) + [_long_pagination(f"claude-code:pages-{i}", 35, 2_000) for i in range(3)]
+    thresholds = calibrate_thresholds(frames(*reference), fpr=0.0)
+    assert thresholds["continuation_loop"] == {"min_long_len": 36}
+    params = resolve_params(thresholds)
+    context = build_context(frames(*reference, counter_loop(steps=6)))
+    findings, _ = run_detectors(context, params, only={"continuation_loop"})
+    assert {f.session_id for f in findings} == {"claude-code:attack"}

@@ -31,12 +31,15 @@ class Knob:
     integer: bool
     finding_metric: str | None = None  # only findings reporting this metric (a detector may report several)
     floor: float = 0  # never below this: a chain of one or two calls is no chain, whatever the reference says
+    evidence: tuple[str, Any] | None = None  # only findings with this (key, value) in their evidence
 
 
 KNOBS = (
     Knob("same_tool_chain", "min_len", {"min_len": 2}, "value", True, floor=15),
     Knob("near_duplicates", "min_len", {"min_len": 2}, "value", True, floor=4),
-    Knob("continuation_loop", "min_len", {"min_len": 2}, "value", True, floor=3),
+    # Repetitive steered chains set min_len; long chains of new content (real paginations look like them) set min_long_len.
+    Knob("continuation_loop", "min_len", {"min_len": 2}, "value", True, floor=3, evidence=("repetitive", True)),
+    Knob("continuation_loop", "min_long_len", {"min_long_len": 2}, "value", True, floor=30, evidence=("repetitive", False)),
     Knob("payload_withholding", "min_len", {"min_len": 2}, "calls", True, floor=4),
     Knob("argument_inflation", "min_args_tokens", {"min_args_tokens": 1}, "value", True),
     Knob("cycles", "min_repetitions", {"min_repetitions": 2}, "value", True, floor=2),
@@ -74,6 +77,8 @@ def calibrate_thresholds(frames: Frames, *, fpr: float = 0.0025, base: dict[str,
             if f.detector != knob.detector or f.session_id not in largest:
                 continue
             if knob.finding_metric is not None and f.metric != knob.finding_metric:
+                continue
+            if knob.evidence is not None and f.evidence.get(knob.evidence[0]) != knob.evidence[1]:
                 continue
             value = f.value if knob.metric == "value" else f.evidence.get(knob.metric, 0)
             largest[f.session_id] = max(largest[f.session_id], float(value or 0))
