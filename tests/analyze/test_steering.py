@@ -125,6 +125,12 @@ def test_a_meter_under_a_progress_key_rising_paces_new_arguments(meter):
     assert steered(calls) == [False, True, True, True]
 
 
+def test_a_percent_that_measures_a_change_is_no_meter():
+    quotes = [(f'{{"symbol":"{sym}"}}', f'{{"symbol":"{sym}","price":{p},"change_pct":{c}}}') for sym, p, c in
+              (("TYRL", 624.97, 0.77), ("HOOLI", 768.64, 0.85), ("TYRL", 524.99, 4.22))]
+    assert steered(quotes) == [False, False, False]
+
+
 def test_polling_a_job_whose_progress_rises_is_not_steered():
     calls = [('{"job_id":"j-42"}', f"status: running, progress {pct}%") for pct in (10, 40, 70, 100)]
     assert steered(calls) == [False, False, False, False]

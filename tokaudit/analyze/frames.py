@@ -453,8 +453,12 @@ SHAPE_SQL = """hash(regexp_extract_all(args_skeleton, '"((?:[^"\\\\]|\\\\.)*)"\\
 # (LoopTrap: "coverage 60 % — continue") shows it rising while the model keeps calling with new
 # arguments of the same keys; a job being polled shows it rising too, but the poll's arguments never
 # change. Free-text commands are left out: their output (curl's progress table) is full of percents.
+# A key that measures a change, not progress ("change_pct", "growth_percent" of a quote) is no meter.
 METER_SQL = r"""TRY_CAST(coalesce(
-    nullif(regexp_extract(result_excerpt, '(?i)(?:pct|percent|progress|completion)[a-z_]*"?\s*[:=]\s*"?([0-9]+(?:[.][0-9]+)?)', 1), ''),
+    list_transform([regexp_extract(result_excerpt, '(?i)([a-z_]*(?:pct|percent|progress|completion)[a-z_]*)"?\s*[:=]\s*"?([0-9]+(?:[.][0-9]+)?)',
+                                   ['k', 'v'])],
+                   lambda m: CASE WHEN NOT regexp_matches(m.k, '(?i)change|delta|diff|growth|gain|loss|return|yield|rate|margin')
+                                  THEN nullif(m.v, '') END)[1],
     nullif(regexp_extract(result_excerpt, '([0-9]+(?:[.][0-9]+)?) ?%', 1), ''),
     nullif(regexp_extract(result_excerpt, '([0-9]+) ?(?:/|of) ?[0-9]+', 1), '')) AS DOUBLE)"""
 
