@@ -302,11 +302,12 @@ EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
 # Words for the MinHash: runs of letters (folded to lower case), digits, underscores and non-ASCII bytes
 # (other scripts); everything else separates words — JSON punctuation, quotes, slashes, escapes — so a
 # compact JSON page is its keys and values, not one long "word". Words with a digit are left out:
-# numbers, and ids, hashes and cursors (``a3f9c2``), are positions, not content.
+# numbers, and ids, hashes and cursors (``a3f9c2``), are positions, not content. Digits become NUL, which
+# marks those words.
 _WORD_BYTES = bytes(
-    c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256)
+    c + 32 if 65 <= c <= 90 else 0 if 48 <= c <= 57 else c if (97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256)
 )
-_SIG_WORD = re.compile(rb"(?<![0-9a-z_\x80-\xff])[a-z_\x80-\xff]+(?![0-9a-z_\x80-\xff])")
+_DIGIT_WORD = re.compile(rb"\S*\x00\S*")
 # The token a tail excerpt starts inside of: dropped, since a key cut there has lost the prefix
 # ("sk-ant-…") that redaction recognises it by.
 _PARTIAL_TOKEN = re.compile(r"^[A-Za-z0-9_+/=.-]+")
@@ -355,14 +356,18 @@ def _sig_words(data: bytes) -> set[bytes]:
     """The words of ``data``'s first ``SIG_HEAD_BYTES`` and last ``SIG_TAIL_BYTES`` (all of a short result),
     without the pieces of words cut there: "…baf" left of a cut id would be a new word on every page."""
     if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES:
-        return set(_SIG_WORD.findall(data.translate(_WORD_BYTES)))
-    head, tail = data[:SIG_HEAD_BYTES].translate(_WORD_BYTES), data[-SIG_TAIL_BYTES:].translate(_WORD_BYTES)
-    if head[-1] != 32 and _WORD_BYTES[data[SIG_HEAD_BYTES]] != 32:
-        head = head[: max(head.rfind(b" "), 0)]
-    if tail[0] != 32 and _WORD_BYTES[data[-SIG_TAIL_BYTES - 1]] != 32:
-        cut = tail.find(b" ")
-        tail = tail[cut:] if cut >= 0 else b""
-    return set(_SIG_WORD.findall(head + b" " + tail))
+        text = data.translate(_WORD_BYTES)
+    else:
+        head, tail = data[:SIG_HEAD_BYTES].translate(_WORD_BYTES), data[-SIG_TAIL_BYTES:].translate(_WORD_BYTES)
+        if head[-1] != 32 and _WORD_BYTES[data[SIG_HEAD_BYTES]] != 32:
+            head = head[: max(head.rfind(b" "), 0)]
+        if tail[0] != 32 and _WORD_BYTES[data[-SIG_TAIL_BYTES - 1]] != 32:
+            cut = tail.find(b" ")
+            tail = tail[cut:] if cut >= 0 else b""
+        text = head + b" " + tail
+    if b"\0" in text:
+        text = _DIGIT_WORD.sub(b" ", text)
+    return set(text.split())
 
 
 def result_features(data: bytes) -> dict[str, Any]:
