@@ -168,6 +168,7 @@ def test_a_very_long_steered_chain_of_new_content_is_a_verdict_only_at_a_high_co
         (loop,) = by(findings, "continuation_loop", s.session_id)
         assert loop.evidence["repetitive"] is False and loop.evidence["steered_novelty"] >= 0.4 and loop.value == 35
         assert "only its cost tells them apart" in loop.explanation
+        assert loop.severity in ("low", "medium")  # however costly: it may be the pagination the task wanted
     assert not by(findings, "continuation_loop", short.session_id)  # new content, 20 calls: a pagination
     (verdict,) = by(findings, "economic_dos", costly.session_id)
     assert verdict.value >= 3.0 and "long steered chain" in verdict.explanation

@@ -97,8 +97,10 @@ def chain_finding(
     threshold: str,
     what: str,
     extra: dict[str, Any] | None = None,
+    max_severity: str | None = None,
 ) -> Finding:
-    """A finding about a run of calls: the tokens and dollars after its first call count as excess."""
+    """A finding about a run of calls: the tokens and dollars after its first call count as excess; its
+    severity follows the session's cost, up to ``max_severity`` (evidence that may be benign)."""
     ratio = context.ratio(run["session_id"])
     excess_tokens = int((run["billed_tokens"] or 0) - (run["first_billed_tokens"] or 0))
     usd = run.get("billed_usd")
@@ -127,10 +129,11 @@ def chain_finding(
         **(extra or {}),
     }
     severity = severity_for_ratio(ratio)
-    if not evidence["mcp"] and SEVERITIES.index(severity) > SEVERITIES.index(OWN_TOOLS_MAX_SEVERITY):
-        # A chain of the agent's own tools (reads, edits, test runs) is how long coding work looks: the
-        # session's cost still shows, but it does not make the chain an attack.
-        severity = OWN_TOOLS_MAX_SEVERITY
+    # A chain of the agent's own tools (reads, edits, test runs) is how long coding work looks: the
+    # session's cost still shows, but it does not make the chain an attack.
+    caps = [c for c in (max_severity, None if evidence["mcp"] else OWN_TOOLS_MAX_SEVERITY) if c is not None]
+    if caps:
+        severity = SEVERITIES[min(SEVERITIES.index(severity), *(SEVERITIES.index(c) for c in caps))]
     return Finding(
         detector=detector,
         severity=severity,

@@ -100,6 +100,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 extra={"steered_novelty": run["steered_novelty"], "steered_compress_ratio": ratio, "payload_yield": yield_share,
                        "steered_calls": run["steered_calls"],
                        "continuation_marker_share": run["marker_share"], "mcp": run["mcp"], "repetitive": run["repetitive"]},
+                # A long chain of new content may be the pagination the task wanted: worth a look, not an alarm.
+                max_severity=None if run["repetitive"] else "medium",
             )
         )
     return findings
