@@ -50,6 +50,8 @@ def test_argument_values_keep_a_urls_query_string_and_cut_text_short():
     text = "def handler(event):\n    return process(event) " * 4
     kept_url, kept_text = args_values(json.dumps({"url": url, "code": text}))
     assert kept_url == url and len(url) > MAX_ARG_VALUE_CHARS
-    assert kept_text == text[:MAX_ARG_VALUE_CHARS]
+    # Text keeps its head and its end (a query's OFFSET), not its middle.
+    assert kept_text == text[:MAX_ARG_VALUE_CHARS] + " … " + text[-32:]
+    assert args_values(json.dumps({"code": text[:90]})) == [text[:90]]  # short enough to keep whole
     blob = "x" * 1000  # a value without spaces is still bounded
     assert args_values(json.dumps({"b": blob})) == ["x" * MAX_ARG_TOKEN_CHARS]

@@ -463,6 +463,12 @@ METER_SQL = r"""TRY_CAST(coalesce(
     nullif(regexp_extract(result_excerpt, '([0-9]+) ?(?:/|of) ?[0-9]+', 1), '')) AS DOUBLE)"""
 
 
+# A value's head: text keeps its first characters and its last (ingest.skeleton._cut); a draft re-sent
+# grown at its end is the same value by its first ones (a cycle re-sending a growing draft).
+HEAD = f"CASE WHEN length({{v}}) <= {MAX_ARG_VALUE_CHARS} THEN {{v}} WHEN regexp_matches({{v}}, '\\s') THEN left({{v}}, {MAX_ARG_VALUE_CHARS}) ELSE {{v}} END"
+HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
+
+
 def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
     """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
     result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes`` and ``steered``, calls ordered
@@ -490,11 +496,12 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
         )
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
                           _last_excerpt, _mcp),
-               hash(args_values) AS values_hash,
+               hash({HEADS.format(v="args_values")}) AS values_hash,
                -- For each sentence beside other values of an MCP call, the hash of the values without it.
                CASE WHEN len(args_values) > 1 AND _mcp THEN list_transform(
                         list_filter(range(1, len(args_values) + 1), lambda j: regexp_matches(args_values[j], '{NARRATION_PATTERN}')),
-                        lambda j: hash(list_transform(range(1, len(args_values) + 1), lambda i: CASE WHEN i = j THEN '' ELSE args_values[i] END)))
+                        lambda j: hash(list_transform(range(1, len(args_values) + 1),
+                                                      lambda i: CASE WHEN i = j THEN '' ELSE {HEAD.format(v="args_values[i]")} END)))
                     ELSE [] END AS unnarrated_hashes,
                -- CASE evaluates each test only on the calls the ones before left undecided; after a call
                -- of the same shape, the test against the previous call of the tool is the same test.

@@ -78,16 +78,29 @@ def _mask(text: str) -> str:
 MAX_ARG_VALUES = 32
 MAX_ARG_VALUE_CHARS = 64
 # A value without spaces (a URL, a path, a token) keeps more: a cursor or page number sits at the end
-# of a URL's query string. Text (code, an edit, a shell command) keeps the first 64 characters.
+# of a URL's query string. Longer text (code, an edit, a shell command, a query) keeps its first 64
+# characters and its last 32, joined by ``TEXT_CUT``: SQL's OFFSET sits at the end.
 MAX_ARG_TOKEN_CHARS = 128
+TEXT_CUT = " … "
+TEXT_TAIL_CHARS = 32
 _SPACE = re.compile(r"\s")
 
 
 def _cut(value: str) -> str:
+    """``value`` bounded (see ``args_values``).
+
+    Examples:
+        >>> _cut("SELECT sku, qty, warehouse, updated_at FROM stock WHERE region = 'NL' ORDER BY sku LIMIT 50 OFFSET 150")
+        'SELECT sku, qty, warehouse, updated_at FROM stock WHERE region = … ORDER BY sku LIMIT 50 OFFSET 150'
+    """
     if len(value) <= MAX_ARG_VALUE_CHARS:
         return value
     head = value[:MAX_ARG_TOKEN_CHARS]
-    return value[:MAX_ARG_VALUE_CHARS] if _SPACE.search(head) else head
+    if not _SPACE.search(head):
+        return head
+    if len(value) <= MAX_ARG_VALUE_CHARS + len(TEXT_CUT) + TEXT_TAIL_CHARS:
+        return value
+    return value[:MAX_ARG_VALUE_CHARS] + TEXT_CUT + value[-TEXT_TAIL_CHARS:]
 
 _DECODER = msgspec.json.Decoder()
 
@@ -98,8 +111,9 @@ def _as_text(data: bytes) -> str:
 
 
 def args_values(raw: bytes | str) -> list[str]:
-    """The string and number values of a call's JSON arguments, in order, each cut to 64 characters
-    (128 for a value without spaces: a URL keeps its query string).
+    """The string and number values of a call's JSON arguments, in order, each bounded: text to its
+    first 64 characters and its last 32, around `` … ``; a value without spaces to 128 (a URL keeps
+    its query string).
 
     Analysis compares them slot by slot with the previous call of the same tool
     to tell a server-steered chain — a counter that goes up, a cursor or scope
