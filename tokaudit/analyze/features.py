@@ -3,7 +3,7 @@
 * ``novelty`` — 1 − the highest similarity between this result and the previous
   ``lookback`` results of the same tool in the session, similarity being the
   share of equal MinHash bins (among those either fills) of their word sets (``ingest.base.result_features``:
-  digits dropped, so "segment 3 of 20" and "segment 4 of 20" are the same words).
+  words with a digit left out, so "segment 3 of 20" and "segment 4 of 20" are the same words).
   A first result has novelty 1; a call without a result has none.
 * runs — consecutive calls of one tool (``tool_key``) in a session, tolerating
   one interleaved call of another tool (A A B A A is one run of four A; the B

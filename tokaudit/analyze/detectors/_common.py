@@ -131,9 +131,10 @@ def chain_finding(
     severity = severity_for_ratio(ratio)
     # A chain of the agent's own tools (reads, edits, test runs) is how long coding work looks: the
     # session's cost still shows, but it does not make the chain an attack.
-    caps = [c for c in (max_severity, None if evidence["mcp"] else OWN_TOOLS_MAX_SEVERITY) if c is not None]
-    if caps:
-        severity = SEVERITIES[min(SEVERITIES.index(severity), *(SEVERITIES.index(c) for c in caps))]
+    caps = [] if evidence["mcp"] else [OWN_TOOLS_MAX_SEVERITY]
+    if max_severity is not None:
+        caps.append(max_severity)
+    severity = min([severity, *caps], key=SEVERITIES.index)
     return Finding(
         detector=detector,
         severity=severity,

@@ -31,6 +31,7 @@ import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
 from tokaudit.analyze.detectors._common import Context
+from tokaudit.ingest.base import COMPRESS_SAMPLE_BYTES
 
 NAME = "amplification"
 TITLE = "Low payload yield at high cost; output far above input (D2)"
@@ -182,7 +183,7 @@ def _repetitive_results(context: Context, params: Params, already: set[tuple[str
                 f"{r['ratio']:.0f}× — repeated lines, boilerplate or near-identical records, where code, prose and real records "
                 "compress 2–9×. A sponge: text the model must read, and re-read on every later request, that carries little."
             ),
-            evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "compress_method": "zlib level 1, first 32 KiB"},
+            evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "compress_method": f"zlib level 1, first {COMPRESS_SAMPLE_BYTES // 1024} KiB"},
         )
         for r in per.iter_rows(named=True)
         if (r["session_id"], r["tool_key"]) not in already
