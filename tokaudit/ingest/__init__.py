@@ -16,6 +16,7 @@ import msgspec
 
 from tokaudit.errors import UnknownFormatError
 from tokaudit.ingest.base import BOM
+from tokaudit.ingest.reader import line_separator
 
 # Format name -> (module, file names a folder walk picks up, sidecar names that are not logs).
 # The names live here, not only in the modules, so that walking a folder (every ingest, even one
@@ -74,7 +75,7 @@ def get_format(name: str) -> ModuleType:
 def head_objects(head: bytes) -> list[Any]:
     """The first few JSON values of a file's head (lines that do not parse are passed over)."""
     objs: list[Any] = []
-    for raw in head.removeprefix(BOM).split(b"\n")[:50]:
+    for raw in head.removeprefix(BOM).split(line_separator(head))[:50]:
         if not raw.strip():
             continue
         try:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tokaudit.errors import NoInputError
 from tokaudit.ingest import INGESTERS, file_patterns
+from tokaudit.ingest.reader import logical_path
 
 
 @lru_cache(maxsize=1)
@@ -28,11 +29,16 @@ def _name_patterns() -> tuple[re.Pattern[str], re.Pattern[str] | None]:
 def wanted_name(name: str) -> bool:
     """True for a file name a folder walk should pick up.
 
+    A compressed log (``rollout-1.jsonl.gz``) is picked up as the log it holds.
+
     Examples:
         >>> wanted_name("rollout-2026-01-01.jsonl"), wanted_name("agent-a1.meta.json"), wanted_name("notes.txt")
         (True, False, False)
+        >>> wanted_name("rollout-2026-01-01.jsonl.gz"), wanted_name("notes.txt.gz")
+        (True, False)
     """
     wanted, sidecar = _name_patterns()
+    name = logical_path(name)
     return bool(wanted.match(name)) and not (sidecar is not None and sidecar.match(name))
 
 

@@ -37,7 +37,7 @@ from tokaudit.errors import UnknownFormatError
 from tokaudit.ingest import SNIFF_BYTES, get_format, sniff_format
 from tokaudit.ingest.base import Line, ParseResult, Problem
 from tokaudit.ingest.discover import Discovery, resolve_files
-from tokaudit.ingest.reader import ReadState, iter_lines
+from tokaudit.ingest.reader import CompressedLog, ReadState, iter_lines, line_separator, logical_path, open_log
 from tokaudit.ingest.summary import IngestSummary
 from tokaudit.redact import excerpt
 
@@ -111,22 +111,33 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int, f
     """Read ``work.path`` from its start offset and parse the complete lines (``final``: the file is
     finished, so a last line without its newline is read too instead of being left for the next run)."""
     try:
-        f = open(work.path, "rb")
+        f = open_log(work.path)
     except OSError as exc:
         return _failed(work, "unreadable-file", f"cannot open file: {exc.strerror or exc}")
+    # A compressed log is an archive: finished, so its last line is read even without a newline.
+    compressed = isinstance(f, CompressedLog)
+    path = logical_path(work.path)
     with f:
         try:
             head = f.read(SNIFF_BYTES)
+            if compressed and f.damage is not None and not head:
+                return _failed(work, "unreadable-file", f"cannot decompress: {f.damage}")
             fmt = forced_format or work.format or sniff_format(head)
             if fmt is None:
-                if work.path.endswith(NOT_A_LOG_SUFFIXES) and work.source_id is None:
+                if (encoding := _wide_encoding(head)) is not None:
+                    return _failed(
+                        work, "unsupported-encoding",
+                        f"the file is {encoding} text; tokaudit reads UTF-8 logs "
+                        f"(convert it first: iconv -f {encoding} -t UTF-8 FILE > FILE.utf8.jsonl)",
+                    )
+                if path.endswith(NOT_A_LOG_SUFFIXES) and work.source_id is None:
                     # Log folders hold other JSON too (configs, reports, metadata): not a problem, counted.
                     return FileOutcome(work=work, format="unknown", not_a_log=True)
                 return _failed(work, "unknown-format", "not a log format tokaudit knows (use --format to force one)")
             module = get_format(fmt)
             state = work.state
             if state is None and hasattr(module, "sidecar_path"):
-                state = _sidecar_state(module.sidecar_path(work.path))
+                state = _sidecar_state(module.sidecar_path(path))
             read = ReadState()
             if getattr(module, "WHOLE_FILE", False):
                 lines = _whole_document(f, work, read)
@@ -135,9 +146,9 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int, f
             else:
                 lines = iter_lines(
                     f, start_offset=work.start_offset, start_line_no=work.start_line_no, max_line_bytes=max_line_bytes, state=read,
-                    final=final,
+                    final=final or compressed, newline=line_separator(head),
                 )
-            result = module.parse(lines, path=work.path, state=state)
+            result = module.parse(lines, path=path, state=state)
             head_len = min(len(head), read.end_offset)
             outcome = FileOutcome(
                 work=work,
@@ -151,6 +162,9 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int, f
             )
         except OSError as exc:
             return _failed(work, "unreadable-file", f"read failed: {exc.strerror or exc}")
+    if compressed and f.damage is not None:
+        message = f"the compressed file ends early or is corrupt ({f.damage}): whatever followed line {read.next_line_no - 1:,} is lost"
+        result.problems.append(Problem(read.next_line_no, read.end_offset, "corrupt-compressed-file", message, None))
     skip_rule = getattr(module, "oversize_skip_rule", None)
     for line_no, offset, length, first_bytes in read.oversize:
         rule = skip_rule(first_bytes) if skip_rule else None
@@ -167,6 +181,19 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int, f
             looks = f"it looks like a {sniffed} log" if sniffed else "no format recognises its head"
             outcome.format_doubt = f"--format {forced_format} used none of its {result.lines_read:,} lines; {looks}"
     return outcome
+
+
+def _wide_encoding(head: bytes) -> str | None:
+    """``UTF-16`` or ``UTF-32`` when the head is text in a wide encoding (a byte-order mark, or the NUL
+    bytes of wide ASCII), which no format sniffs; None otherwise."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    sample = head[:64]
+    if len(sample) >= 8 and sample.count(0) * 4 >= len(sample):
+        return "UTF-32" if sample.count(0) * 4 >= len(sample) * 3 else "UTF-16"
+    return None
 
 
 def _whole_document(f, work: FileWork, read: ReadState) -> list[Line] | None:
@@ -246,7 +273,8 @@ def plan(store: Store, files: Sequence[str], summary: IngestSummary, final: bool
             summary.files_unchanged += 1
             continue
         kind = "grown"
-        if fmt == "unknown" or st.st_size < offset or _whole_file(fmt):
+        # A changed compressed file is read again whole: its offsets count decompressed bytes.
+        if fmt == "unknown" or st.st_size < offset or _whole_file(fmt) or path != logical_path(path):
             kind = "replaced"
         else:
             try:
