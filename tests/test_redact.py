@@ -41,3 +41,28 @@ def test_a_tail_excerpt_starting_inside_a_key_drops_what_is_left_of_it():
     # The tail is cut 120 characters from the end: inside the key, after the "sk-ant-" that marks it.
     data = ("word " * 200 + "token " + KEY + "x" * 60).encode()
     assert "WW6XAA" not in result_features(data)["result_excerpt"]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("token eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "eyJzdWIi"),
+        ("GITLAB=glpat-Ab3dEf6hIj9kLm2nOp5q", "Ab3dEf6h"),
+        ("hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "abcdefghijkl"),
+        ("//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789", "abcdefghijkl"),
+        ("password: pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAw", "cHlwaS5vcmc"),
+        ("ya29.a0AfH6SMBabcdefghijklmnopqrstu", "a0AfH6SM"),
+        ("curl https://hooks.slack.com/services/T0001/B0001/XXXXXXXXXXXXXXXX", "XXXXXXXX"),
+        ('{\\"Authorization\\": \\"Basic dXNlcjpwYXNzd29yZA==\\"}', "dXNlcjpw"),
+        ('{"refresh_token": "1//0gAbCdEfGhIj"}', "0gAbCdEf"),
+        ('{"client_credentials": "s3cr3tvalue"}', "s3cr3tv"),
+    ],
+)
+def test_bare_credentials_are_redacted_by_their_shape(text, secret):
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize("text", ['{"max_tokens": 4096, "output_tokens": 12}', "the private key was rotated yesterday",
+                                  "credential helper: osxkeychain", "self.hf_model = load()", "eyJ alone is not a token"])
+def test_words_near_credential_names_are_left_alone(text):
+    assert redact(text) == text

@@ -12,7 +12,10 @@ import re
 EXCERPT_CHARS = 200
 
 # Names under which a value is a credential whatever it looks like.
-SECRET_KEYS = r"api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd"
+SECRET_KEYS = (
+    r"api[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|id[_-]?token|session[_-]?token|bearer[_-]?token"
+    r"|private[_-]?key|secret|password|passwd|credentials?\b"
+)
 _SECRET_KEY = re.compile(f"(?i)(?:{SECRET_KEYS})")
 
 
@@ -44,6 +47,17 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
     (re.compile(_START + r"(xox[abprs]-)[A-Za-z0-9-]{8,}"), r"\1[REDACTED]", ("xox",)),
     (re.compile(_START + r"(AKIA)[A-Z0-9]{12,}"), r"\1[REDACTED]", ("akia",)),
     (re.compile(_START + r"(AIza)[A-Za-z0-9_-]{20,}"), r"\1[REDACTED]", ("aiza",)),
+    (re.compile(_START + r"(ya29\.)[A-Za-z0-9_-]{20,}"), r"\1[REDACTED]", ("ya29.",)),
+    (re.compile(_START + r"(glpat-)[A-Za-z0-9_-]{16,}"), r"\1[REDACTED]", ("glpat-",)),
+    (re.compile(_START + r"(hf_)[A-Za-z0-9]{30,}"), r"\1[REDACTED]", ("hf_",)),
+    (re.compile(_START + r"(npm_)[A-Za-z0-9]{30,}"), r"\1[REDACTED]", ("npm_",)),
+    (re.compile(_START + r"(pypi-)AgE[A-Za-z0-9_-]{30,}"), r"\1[REDACTED]", ("pypi-age",)),
+    # A JSON Web Token stands alone, without "Bearer": header and payload are base64url JSON ("eyJ" = '{"').
+    (re.compile(_START + r"(eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), r"\1[REDACTED]", ("eyj",)),
+    (re.compile(r"(hooks\.slack\.com/services/)[A-Za-z0-9/]{8,}"), r"\1[REDACTED]", ("hooks.slack.com/services/",)),
+    # Basic credentials are only base64 of user:password; recognised after the word Basic in a header.
+    (re.compile(r"(?i)\b(authorization\\?[\"']?\s*[:=]\s*\\?[\"']?basic)(?:\s+|%20|\+)[A-Za-z0-9+/=]{8,}"), r"\1 [REDACTED]",
+     ("authorization",)),
     # A private key block, to its end or to the end of the text (an excerpt may cut it).
     (re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY-----)(?:.(?!-----END))*.?(-----END [A-Z ]*PRIVATE KEY-----)?", re.S),
      r"\1[REDACTED]\2", ("private key-----",)),
@@ -57,7 +71,9 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
         ),
         r"\1[REDACTED]",
         ("api_key", "api-key", "apikey", "access_token", "access-token", "accesstoken", "auth_token", "auth-token",
-         "authtoken", "secret", "passw"),
+         "authtoken", "refresh_token", "refresh-token", "refreshtoken", "id_token", "id-token", "idtoken", "session_token",
+         "session-token", "sessiontoken", "bearer_token", "bearer-token", "bearertoken", "private_key", "private-key",
+         "privatekey", "secret", "passw", "credential"),
     ),
 )
 
