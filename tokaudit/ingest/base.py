@@ -297,17 +297,26 @@ RESULT_HEAD_CHARS = 300
 RESULT_TAIL_CHARS = 120
 SIG_BINS = 8
 SIG_HEAD_BYTES = 512
+# Values (words with a digit) are read further in: a listing's ids do not repeat, however much of it is read,
+# while a vocabulary does (a larger sample of words makes any two pages of prose look alike).
+SIG_VALUE_HEAD_BYTES = 2048
 SIG_TAIL_BYTES = 128
 EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
 # Words for the MinHash: runs of letters (folded to lower case), digits, underscores and non-ASCII bytes
 # (other scripts); everything else separates words — JSON punctuation, quotes, slashes, escapes — so a
-# compact JSON page is its keys and values, not one long "word". Words with a digit are left out:
-# numbers, and ids, hashes and cursors (``a3f9c2``), are positions, not content. Digits become NUL, which
-# marks those words.
+# compact JSON page is its keys and values, not one long "word". Words with a digit (*values*: numbers,
+# ids, hashes, cursors, dates) are left out when there are few of them: in a notice or a status line they
+# are positions — "segment 3 of 20", a cursor, a timestamp — not content. A page holding at least
+# ``MIN_VALUE_WORDS`` distinct values is a listing of records, whose values are its content (instance
+# ids, object keys, rows: two pages of one listing share every key name and differ in nothing else), so
+# they stay — when values are also ``MIN_VALUE_SHARE`` of the words: templated lines each stamped with a
+# line number or a time are mostly words, and a page of them is the same page under new stamps.
 _WORD_BYTES = bytes(
-    c + 32 if 65 <= c <= 90 else 0 if 48 <= c <= 57 else c if (97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256)
+    c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256)
 )
-_DIGIT_WORD = re.compile(rb"\S*\x00\S*")
+_VALUE_WORD = re.compile(rb"[^\s0-9]*[0-9]\S*")
+MIN_VALUE_WORDS = 20
+MIN_VALUE_SHARE = 0.3  # of the sample's words: a page of records is mostly values
 # The token a tail excerpt starts inside of: dropped, since a key cut there has lost the prefix
 # ("sk-ant-…") that redaction recognises it by.
 _PARTIAL_TOKEN = re.compile(r"^[A-Za-z0-9_+/=.-]+")
@@ -352,22 +361,34 @@ COMPRESS_MIN_BYTES = 2 * 1024
 COMPRESS_SAMPLE_BYTES = 32 * 1024
 
 
+def _sample_words(data: bytes, head_bytes: int) -> bytes:
+    """The words of ``data``'s first ``head_bytes`` and last ``SIG_TAIL_BYTES`` (all of a short result), as
+    ``_WORD_BYTES`` text, without the pieces of words cut there: "…baf" left of a cut id would be a new
+    word on every page."""
+    if len(data) <= head_bytes + SIG_TAIL_BYTES:
+        return data.translate(_WORD_BYTES)
+    head, tail = data[:head_bytes].translate(_WORD_BYTES), data[-SIG_TAIL_BYTES:].translate(_WORD_BYTES)
+    if head[-1] != 32 and _WORD_BYTES[data[head_bytes]] != 32:
+        head = head[: max(head.rfind(b" "), 0)]
+    if tail[0] != 32 and _WORD_BYTES[data[-SIG_TAIL_BYTES - 1]] != 32:
+        cut = tail.find(b" ")
+        tail = tail[cut:] if cut >= 0 else b""
+    return head + b" " + tail
+
+
 def _sig_words(data: bytes) -> set[bytes]:
-    """The words of ``data``'s first ``SIG_HEAD_BYTES`` and last ``SIG_TAIL_BYTES`` (all of a short result),
-    without the pieces of words cut there: "…baf" left of a cut id would be a new word on every page."""
-    if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES:
-        text = data.translate(_WORD_BYTES)
-    else:
-        head, tail = data[:SIG_HEAD_BYTES].translate(_WORD_BYTES), data[-SIG_TAIL_BYTES:].translate(_WORD_BYTES)
-        if head[-1] != 32 and _WORD_BYTES[data[SIG_HEAD_BYTES]] != 32:
-            head = head[: max(head.rfind(b" "), 0)]
-        if tail[0] != 32 and _WORD_BYTES[data[-SIG_TAIL_BYTES - 1]] != 32:
-            cut = tail.find(b" ")
-            tail = tail[cut:] if cut >= 0 else b""
-        text = head + b" " + tail
-    if b"\0" in text:
-        text = _DIGIT_WORD.sub(b" ", text)
-    return set(text.split())
+    """The words without a digit of ``data``'s first ``SIG_HEAD_BYTES`` and last ``SIG_TAIL_BYTES``, and its
+    values (words with a digit) of its first ``SIG_VALUE_HEAD_BYTES`` and last ``SIG_TAIL_BYTES`` when there
+    are ``MIN_VALUE_WORDS`` of them (a listing of records)."""
+    text = _sample_words(data, SIG_HEAD_BYTES)
+    words = set(text.split()).difference(_VALUE_WORD.findall(text))
+    further = text if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES else _sample_words(data, SIG_VALUE_HEAD_BYTES)
+    found = _VALUE_WORD.findall(further)
+    values = set(found)
+    # Records are mostly values; templated lines numbered or stamped one by one are mostly words.
+    if len(values) >= MIN_VALUE_WORDS and len(found) >= MIN_VALUE_SHARE * len(further.split()):
+        return words | values
+    return words
 
 
 def result_features(data: bytes) -> dict[str, Any]:
@@ -378,10 +399,11 @@ def result_features(data: bytes) -> dict[str, Any]:
     (``next_page_token: …``: a cursor hidden mid-page), with secrets redacted — what
     findings quote and the steering rule looks for copied values in.
 
-    ``result_sig``: a one-permutation MinHash of its words (runs of letters,
-    lowercased; words with a digit are left out, so "segment 3 of 20" and
-    "segment 4 of 20" are the same words, and so are pages that differ only in
-    ids or cursors; ``{"name":"api"}`` is two words) over its first 512 and last 128
+    ``result_sig``: a one-permutation MinHash of its words (runs of letters and
+    digits, lowercased; ``{"name":"api"}`` is two words; words with a digit are
+    left out unless there are ``MIN_VALUE_WORDS`` of them, so "segment 3 of 20" and
+    "segment 4 of 20" are the same words, and so are notices that differ only in
+    a cursor, while two pages of records differ by their ids) over its first 512 and last 128
     bytes: word hashes (CRC-32) fall into 8 bins by their low bits and each bin
     keeps its smallest. The share of equal bins among those filled in either of
     two results estimates the Jaccard similarity of their word sets — result
@@ -399,6 +421,9 @@ def result_features(data: bytes) -> dict[str, Any]:
         >>> b = result_features(b"Progress: segment 4/20 verified. Call again with segment_index=5")
         >>> a["result_sig"] == b["result_sig"], a["result_excerpt"][:18]
         (True, 'Progress: segment ')
+        >>> page = lambda first: ",".join(f'{{"id":"i-{n:08x}","size":{n * 37},"ip":"10.0.{n}.7"}}' for n in range(first, first + 30)).encode()
+        >>> result_features(page(0))["result_sig"] == result_features(page(20))["result_sig"]  # new records: new values
+        False
         >>> len(result_features(b"a line of text " * 10_000)["result_excerpt"])  # 300 + " … " + the tail's whole words
         422
         >>> result_features(b"heartbeat ok\\n" * 5_000)["result_compress_ratio"] > 15, result_features(b"short")["result_compress_ratio"]
