@@ -32,12 +32,16 @@ class Session:
     calls: list[dict[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
     context_tokens: int = 8000
+    clock_s: float = 0.0  # seconds since T0 of the latest request
 
-    def turn(self, *, tools: list[tuple[str, str, str]] = (), output_tokens: int = 200, reasoning_tokens: int | None = None,
-             cache_read_share: float = 0.9, stop_reason: str = "tool_use") -> Session:
-        """Add a request asking for ``tools`` = [(tool_key, args_json, result_text)] and feed their results back."""
+    def turn(self, *, tools: list[tuple[str, ...]] = (), output_tokens: int = 200, reasoning_tokens: int | None = None,
+             cache_read_share: float = 0.9, stop_reason: str = "tool_use", wait_s: float = 10.0, tool_s: float = 2.0) -> Session:
+        """Add a request, ``wait_s`` after the previous one, asking for ``tools`` = [(tool_key, args_json,
+        result_text[, content_type])] that each take ``tool_s`` to answer, and feed their results back."""
         turn = len(self.calls)
-        ts = T0 + timedelta(seconds=10 * turn)
+        if turn:
+            self.clock_s += wait_s
+        ts = T0 + timedelta(seconds=self.clock_s)
         inp = self.context_tokens
         cache_read = int(inp * cache_read_share) if turn else 0
         write = inp - cache_read
@@ -55,7 +59,7 @@ class Session:
             }
         )
         added = output_tokens
-        for tool_key, args, result in tools:
+        for tool_key, args, result, *content_type in tools:
             server, _, name = tool_key.rpartition("/")
             features = result_features(result.encode())
             idx = len(self.tools)
@@ -66,8 +70,9 @@ class Session:
                     "request_hash": hash(f"{self.session_id}:{turn}"), "ts_utc": ts, "turn": turn, "mcp_server": server or None, "is_mcp": bool(server), "tool_key": tool_key,
                     "args_bytes": len(args), "skel_hash": hash(_skeleton(args)), "args_hash": hash(args),
                     "args_tokens": args_tokens, "args_tokens_method": "heuristic:bytes/4", "result_bytes": len(result),
-                    "result_tokens": result_tokens, "result_tokens_method": "heuristic:bytes/4", "content_type": "text",
-                    "is_error": False, "call_idx": idx, "model": self.model,
+                    "result_tokens": result_tokens, "result_tokens_method": "heuristic:bytes/4",
+                    "content_type": content_type[0] if content_type else "text",
+                    "is_error": False, "call_idx": idx, "model": self.model, "duration_ms": int(tool_s * 1000),
                     "has_result": True, "has_continuation": re.search(CONTINUATION, result) is not None,
                     "has_directive": re.search(DIRECTIVES, result) is not None,
                     "_args_values": args_values(args), "_skeleton": _skeleton(args), "_excerpt": features["result_excerpt"],

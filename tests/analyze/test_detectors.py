@@ -94,23 +94,31 @@ def test_real_pagination_brings_new_content_and_is_not_withholding():
 
 def test_compact_json_pages_of_distinct_records_are_new_content():
     """No spaces in compact JSON: its keys and values are the words. Pages of other repositories are new
-    content; pages that differ only in ids and cursors are not."""
+    content, and so are pages of other instances (the same key names, new ids, addresses and dates: a
+    listing's values are its content); pages that repeat their records under a new cursor are not."""
     rng = random.Random(11)
     names = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8)) for _ in range(400)]
-    real, drip = Session("claude-code:compact-pages"), Session("claude-code:compact-drip")
+    real, listing, drip = Session("claude-code:compact-pages"), Session("claude-code:instances"), Session("claude-code:compact-drip")
+    pending = ",".join(f'{{"id":"{rng.getrandbits(64):016x}","state":"pending"}}' for _ in range(20))
     cursor = "null"
     for page in range(10):
         nxt = "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(20))
         nodes = ",".join(f'{{"name":"{names[page * 20 + k]}","defaultBranchRef":{{"name":"main"}}}}' for k in range(20))
         real.turn(tools=[("gh/graphql", f'{{"org":"acme","cursor":"{cursor}"}}', f'{{"data":{{"nodes":[{nodes}],"endCursor":"{nxt}"}}}}')])
-        ids = ",".join(f'{{"id":"{rng.getrandbits(64):016x}","state":"pending"}}' for _ in range(20))
-        drip.turn(tools=[("gh/graphql", f'{{"org":"acme","cursor":"{cursor}"}}', f'{{"data":{{"nodes":[{ids}],"endCursor":"{nxt}"}}}}')])
+        instances = [{"InstanceId": f"i-{rng.getrandbits(68):017x}", "State": rng.choice(["running", "stopped"]),
+                      "PrivateIpAddress": f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}",
+                      "LaunchTime": f"2025-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}T{rng.randrange(24):02d}:00:00Z"}
+                     for _ in range(20)]
+        listing.turn(tools=[("cloud/list_instances", f'{{"region":"eu-west-1","next_token":"{cursor}"}}',
+                             json.dumps({"Instances": instances, "NextToken": nxt}, indent=2))])
+        drip.turn(tools=[("gh/graphql", f'{{"org":"acme","cursor":"{cursor}"}}', f'{{"data":{{"nodes":[{pending}],"endCursor":"{nxt}"}}}}')])
         cursor = nxt
-    context = build_context(frames(*benign(30), real, drip))
-    novelty = {sid: context.tools.filter(pl.col("session_id") == sid)["novelty"].to_list()[1:] for sid in (real.session_id, drip.session_id)}
-    assert min(novelty[real.session_id]) >= 0.5 and max(novelty[drip.session_id]) == 0.0
+    context = build_context(frames(*benign(30), real, listing, drip))
+    novelty = {s.session_id: context.tools.filter(pl.col("session_id") == s.session_id)["novelty"].to_list()[1:] for s in (real, listing, drip)}
+    assert min(novelty[real.session_id]) >= 0.5 and min(novelty[listing.session_id]) >= 0.5 and max(novelty[drip.session_id]) <= 0.25
     findings, _ = run_detectors(context, resolve_params({}))
-    assert not by(findings, "continuation_loop", real.session_id) and by(findings, "continuation_loop", drip.session_id)
+    assert not by(findings, "continuation_loop", real.session_id) and not by(findings, "continuation_loop", listing.session_id)
+    assert by(findings, "continuation_loop", drip.session_id)
 
 
 def test_a_cursor_copied_from_a_repetitive_result_is_a_steered_loop():
@@ -159,17 +167,22 @@ def _long_pagination(session_id: str, pages: int, context_tokens: int) -> Sessio
     return s
 
 
-def test_a_very_long_steered_chain_of_new_content_is_a_verdict_only_at_a_high_cost():
-    """A drip-feed padded with fresh text looks like a long pagination: reported either way, convicted on cost."""
+@pytest.mark.parametrize("long_chain_verdict", [False, True])
+def test_a_very_long_steered_chain_of_new_content_is_reported_and_a_verdict_only_when_asked(long_chain_verdict):
+    """A drip-feed padded with fresh text looks like a long pagination: reported either way; convicted on
+    cost only with ``long_chain_verdict`` on."""
     cheap, costly = _long_pagination("claude-code:cheap-pages", 35, 500), _long_pagination("claude-code:costly-pages", 35, 60_000)
     short = _long_pagination("claude-code:short-pages", 20, 60_000)
-    findings = audit(*benign(30), cheap, costly, short)
+    findings = audit(*benign(30), cheap, costly, short, economic_dos={"long_chain_verdict": long_chain_verdict})
     for s in (cheap, costly):
         (loop,) = by(findings, "continuation_loop", s.session_id)
         assert loop.evidence["repetitive"] is False and loop.evidence["steered_novelty"] >= 0.4 and loop.value == 35
         assert "only its cost tells them apart" in loop.explanation
         assert loop.severity in ("low", "medium")  # however costly: it may be the pagination the task wanted
     assert not by(findings, "continuation_loop", short.session_id)  # new content, 20 calls: a pagination
+    if not long_chain_verdict:
+        assert not by(findings, "economic_dos", costly.session_id) and not by(findings, "economic_dos", cheap.session_id)
+        return
     (verdict,) = by(findings, "economic_dos", costly.session_id)
     assert verdict.value >= 3.0 and "long steered chain" in verdict.explanation
     assert verdict.severity == "medium"  # it may be the pagination the task wanted, however costly
@@ -343,6 +356,100 @@ def test_a_sponge_seen_in_one_session_only_is_measured_by_how_repetitive_its_res
     assert not by(findings, "amplification", data.session_id) and not by(findings, "economic_dos", data.session_id)
 
 
+def test_a_sponge_of_random_data_is_measured_by_how_little_it_compresses():
+    import base64
+    import random
+
+    rng = random.Random(11)
+    blob = base64.b64encode(rng.randbytes(30_000)).decode()  # 40 KB of text no model can read
+    commits = "".join(f"{rng.getrandbits(160):040x} {rng.choice(['fix', 'add', 'bump'])} {rng.choice(['parser', 'cli', 'docs'])}\n"
+                      for _ in range(700))  # a real listing of hashes: high entropy, but words between them
+    sponge, history = Session("claude-code:opaque"), Session("claude-code:git-log")
+    for k in range(3):
+        sponge.turn(tools=[("vault/fetch_bundle", f'{{"bundle":"b{k}"}}', blob)])
+    for k in range(2):
+        history.turn(tools=[("git/log", f'{{"skip":{700 * k}}}', commits)])
+    screenshots = Session("claude-code:screenshots")  # an image's bytes are base64 by nature
+    for k in range(3):
+        screenshots.turn(tools=[("browser/take_screenshot", f'{{"page":"p{k}"}}', blob, "image")])
+    for s in (sponge, history, screenshots):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), sponge, history, screenshots)
+    (f,) = [f for f in by(findings, "amplification", sponge.session_id) if f.metric == "result_opaque"]
+    assert f.value < 1.45 and f.evidence["calls"] == 3 and f.tool_key == "vault/fetch_bundle"
+    assert f.excess_tokens > 0
+    assert by(findings, "economic_dos", sponge.session_id)
+    assert not [f for f in by(findings, "amplification", history.session_id) if f.metric == "result_opaque"]
+    assert not by(findings, "economic_dos", history.session_id)
+    assert not [f for f in by(findings, "amplification", screenshots.session_id) if f.metric == "result_opaque"]
+
+
+def test_a_server_slower_than_the_prompt_cache_is_a_verdict_and_a_slow_build_twice_or_slow_polling_is_not():
+    stall, build, poll = Session("claude-code:stall"), Session("claude-code:build"), Session("claude-code:slow-poll")
+    stall.turn(tools=[("Read", '{"file_path":"/src/app.py"}', "def main(): ...")])
+    for k in range(8):
+        # Each answer comes after the five-minute cache expired: the next request re-writes the whole prompt.
+        stall.turn(tools=[("batchsvc/await_result", f'{{"job":"j-{k}"}}', "Not ready yet; call await_result again.")],
+                   cache_read_share=0.0 if k else 0.9, wait_s=400, tool_s=390)
+        # An agent polling a job every six minutes by its own choice (it sleeps in between) loses the cache too.
+        poll.turn(tools=[("ci/get_status", f'{{"run":"r-1","n":{k}}}', f"running, step {k} of 9")], cache_read_share=0.0 if k else 0.9,
+                  wait_s=400)
+    stall.turn(stop_reason="end_turn", cache_read_share=0.0, wait_s=400)
+    poll.turn(stop_reason="end_turn", cache_read_share=0.0, wait_s=400)
+    build.turn(tools=[("Read", '{"file_path":"/src/app.py"}', "def main(): ...")])
+    for k in range(2):
+        build.turn(tools=[("ci/run_build", f'{{"target":"t{k}"}}', f"build {k} passed: " + "ok " * 50)], cache_read_share=0.0 if k else 0.9,
+                   wait_s=400, tool_s=390)
+    build.turn(stop_reason="end_turn", cache_read_share=0.0, wait_s=400)
+    findings = audit(*benign(30), stall, build, poll)
+    (slow,) = [f for f in by(findings, "cache_miss_spend", stall.session_id) if f.metric == "slow_tool_cache_misses"]
+    assert slow.tool_key == "batchsvc/await_result" and slow.value >= 7 and slow.excess_tokens > 0
+    assert "7 minutes" in slow.explanation
+    assert not [f for f in by(findings, "cache_miss_spend", poll.session_id) if f.metric == "slow_tool_cache_misses"]
+    assert by(findings, "economic_dos", stall.session_id)
+    assert not [f for f in by(findings, "cache_miss_spend", build.session_id) if f.metric == "slow_tool_cache_misses"]
+    assert not by(findings, "economic_dos", build.session_id)
+
+
+def test_a_fan_out_returning_the_same_large_boilerplate_is_a_verdict_and_real_lookups_are_not():
+    rng = random.Random(5)
+    boiler = "Shard metadata envelope. " + " ".join(f"field_{k} standard retention policy applies" for k in range(120))
+    ids = [f"sh-{rng.getrandbits(40):010x}" for _ in range(24)]
+    fanout, lookups = Session("claude-code:fanout"), Session("claude-code:lookups")
+    fanout.turn(tools=[("lake/list_shards", "{}", " ".join(ids))])
+    lookups.turn(tools=[("tracker/list_issues", "{}", " ".join(ids))])
+    for k, shard in enumerate(ids):
+        fanout.turn(tools=[("lake/hydrate_shard", f'{{"shard":"{shard}"}}', f"{boiler} state={k % 2}")])
+        body = " ".join(rng.choice(["crash", "login", "timeout", "refund", "upload", "latency", "billing", "export", "sso", "quota"])
+                        + f" report{rng.randrange(10**6)} " + rng.choice(["alpha", "beta", "gamma", "delta", "omega"]) for _ in range(150))
+        lookups.turn(tools=[("tracker/get_issue", f'{{"id":"{shard}"}}', body)])
+    for s in (fanout, lookups):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), fanout, lookups)
+    (dup,) = by(findings, "near_duplicates", fanout.session_id)
+    assert dup.tool_key == "lake/hydrate_shard" and dup.evidence["mean_novelty"] <= 0.35
+    (verdict,) = by(findings, "economic_dos", fanout.session_id)
+    assert verdict.tool_key == "lake/hydrate_shard"
+    assert not by(findings, "economic_dos", lookups.session_id)
+
+
+def test_large_results_of_a_tool_seen_once_are_a_sponge_and_one_large_read_is_not():
+    rng = random.Random(3)
+    dump = "".join(f"{k * 16:08x}  " + " ".join(f"{rng.randrange(256):02x}" for _ in range(16)) + "\n" for k in range(1_800))
+    flood, report = Session("claude-code:flood"), Session("claude-code:report")
+    for k in range(3):
+        flood.turn(tools=[("dumper/export_image", f'{{"part":"p{k}"}}', dump)])
+    report.turn(tools=[("docs/fetch_manual", '{"name":"ops"}', dump)])
+    for s in (flood, report):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), flood, report)
+    (f,) = [f for f in by(findings, "amplification", flood.session_id) if f.metric == "large_results_new_tool"]
+    assert f.tool_key == "dumper/export_image" and f.evidence["calls"] == 3 and f.value >= 20_000
+    assert "seen in this session only" in f.explanation
+    assert by(findings, "economic_dos", flood.session_id)
+    assert not by(findings, "amplification", report.session_id) and not by(findings, "economic_dos", report.session_id)
+
+
 def test_overthinking_after_a_tool_result():
     sessions = benign(30)
     s = Session("claude-code:think")
@@ -480,6 +587,21 @@ def test_a_surface_change_is_inferred_from_the_agent_log_alone():
     (verdict,) = by(findings, "economic_dos", rug.session_id)
     assert verdict.evidence["reasons"] == ["tool surface"]
     assert "(inferred from the agent's log)" in verdict.explanation
+
+
+def test_a_surface_changed_twice_is_inferred_twice():
+    """Each change loses the warm cache and brings a new tool: both losses are explained."""
+    s = Session("claude-code:rug-twice")
+    s.turn(tools=[("weather/get_forecast", '{"city":"Paris"}', "18 C, sunny")])
+    s.turn(tools=[("Read", '{"file_path":"/src/app.py"}', "def main(): ..." * 20)])
+    for tool in ("weather/expand_summary", "weather/pull_results"):
+        for k in range(4):
+            s.turn(tools=[(tool, '{"city":"Paris"}', "summary pending " * 30)], cache_read_share=0.0 if k == 0 else 0.9)
+    s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), s)
+    inferred = by(findings, "tool_surface_change", s.session_id)
+    assert sorted(f.tool_key for f in inferred) == ["weather/expand_summary", "weather/pull_results"]
+    assert all(f.metric == "inferred_surface_change" for f in inferred)
 
 
 def test_a_surface_change_is_inferred_for_mcp_tools_the_log_names_no_server_for():

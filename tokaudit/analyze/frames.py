@@ -529,6 +529,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                         ELSE t.tool_name END AS tool_key,
                    t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
                    t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method, t.result_compress_ratio,
+                   t.duration_ms,
                    {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
                    t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,

@@ -15,12 +15,29 @@ at least ``min_result_tokens``, on ``min_verbose_calls`` or more calls of a sess
 turn). False positives: a tool whose results are legitimately size-varied
 (file reads); the multiple is calibrated on benign sessions.
 
+Large results of a new tool: an MCP tool seen in fewer than ``min_tool_sessions``
+sessions has no usual size to exceed; results of ``min_new_tool_result_tokens`` or
+more (whole documents, about a hundred pages of text) on ``min_verbose_calls`` or
+more of its calls in a session are reported on their size alone. A sponge server
+the agent met once floods it with padding, hexdumps or logs that are neither
+repetitive enough nor random enough for the measures below. False positives: a
+newly added server that legitimately returns whole large documents.
+
 Repetitive results: an MCP tool returning results of ``min_repetitive_result_tokens``
 or more that compress ``min_compress_ratio`` × or more (repeated lines, boilerplate,
 near-identical records: code, prose, real records and logs compress 2–9×), on
 ``min_verbose_calls`` or more calls of a session. Needs no usual size for the
 tool, so a sponge server seen in one session only is measured too. False
 positives: a tool legitimately returning large padded or templated output.
+
+Opaque results: an MCP tool returning results of ``min_opaque_result_tokens`` or
+more that zlib cannot shrink below ``max_opaque_compress_ratio`` × — random,
+encrypted or compressed bytes spelled as text (base64 of a blob is 1.3×; lists of
+hashes or UUIDs 1.7×, code 2.5×, prose and records 2–9×) — on ``min_verbose_calls``
+or more calls of a session. No model reads such text, yet every later request
+pays for it again; a sponge made of random data has no repetition to find and, from
+a server seen once, no usual size to exceed. False positives: a tool that returns
+a file's bytes as base64 text (the tokens are spent all the same).
 """
 
 from __future__ import annotations
@@ -32,6 +49,10 @@ import polars as pl
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
 from tokaudit.analyze.detectors._common import Context
 from tokaudit.ingest.base import COMPRESS_SAMPLE_BYTES
+
+# Content types of results a model reads as text (types are listed sorted, so a result holding an image
+# or audio part lists that first).
+TEXT_CONTENT = ("text", "json", "other")
 
 NAME = "amplification"
 TITLE = "Low payload yield at high cost; output far above input (D2)"
@@ -46,10 +67,16 @@ class Params:
     min_times_tool_median: float = 10.0
     min_result_tokens: int = 5000
     min_verbose_calls: int = 2
+    # A tool with fewer sessions of its own has no usual size: only results this large count, on their size.
+    min_tool_sessions: int = 3
+    min_new_tool_result_tokens: int = 20_000
     # Calibrated on benign content: real code, prose, records, logs and listings compress at most ~9× (zlib level 1).
     min_compress_ratio: float = 15.0
     # Repetition is evidence on its own, so smaller results count than for the size rule.
     min_repetitive_result_tokens: int = 3000
+    # Random data spelled as text: base64 compresses 1.3×, hex and UUID lists 1.7×, anything a model reads 2× or more.
+    max_opaque_compress_ratio: float = 1.45
+    min_opaque_result_tokens: int = 5000
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -80,7 +107,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
             )
     verbose = _verbose_results(context, params)
     out += verbose
-    out += _repetitive_results(context, params, {(f.session_id, f.tool_key) for f in verbose})
+    already = {(f.session_id, f.tool_key) for f in verbose}
+    out += _compression_outliers(context, params, already, opaque=False)
+    out += _compression_outliers(context, params, already, opaque=True)
     calls = context.frames.calls.filter(
         (pl.col("output_tokens") >= params.min_output_tokens)
         & (pl.col("output_tokens") >= params.min_out_in * pl.max_horizontal(pl.col("input_total_tokens"), pl.lit(1)))
@@ -126,19 +155,26 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
     # Each session is one vote on a tool's usual size (the median of its session medians): one session
     # calling a sponge many times must not make verbose the tool's usual.
     per_session = tools.group_by("tool_key", "session_id").agg(pl.col("result_tokens").median().alias("_session_median"))
-    usual = per_session.group_by("tool_key").agg(pl.col("_session_median").median().alias("_median"))
+    usual = per_session.group_by("tool_key").agg(pl.col("_session_median").median().alias("_median"), pl.len().alias("_sessions"))
     tools = tools.join(usual, on="tool_key", how="left")
-    verbose = tools.filter(
-        (pl.col("result_tokens") >= params.min_result_tokens)
-        & (pl.col("result_tokens") >= params.min_times_tool_median * pl.max_horizontal(pl.col("_median"), pl.lit(1)))
+    above_usual = (pl.col("result_tokens") >= params.min_result_tokens) & (
+        pl.col("result_tokens") >= params.min_times_tool_median * pl.max_horizontal(pl.col("_median"), pl.lit(1))
     )
+    # Large results of a tool too new for its usual size to mean much, where they are not above it already.
+    new_tool = (
+        pl.col("is_mcp") & (pl.col("_sessions") < params.min_tool_sessions) & (pl.col("result_tokens") >= params.min_new_tool_result_tokens)
+        & ~above_usual
+    )
+    verbose = tools.filter(above_usual | new_tool).with_columns(new_tool.alias("_new_tool"))
     per = _per_session_tool(
         verbose, params,
         pl.col("_median").first().alias("median"),
         (pl.col("result_tokens") / pl.max_horizontal(pl.col("_median"), pl.lit(1))).max().alias("ratio"),
         pl.col("is_mcp").first().alias("mcp"),
+        pl.col("_new_tool").all().alias("new_tool"),
+        pl.col("_sessions").first().alias("tool_sessions"),
     )  # fmt: skip
-    return [
+    return [_new_tool_finding(context, r, params) if r["new_tool"] else
         Finding(
             detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
             metric="result_size_vs_tool_median", value=r["ratio"],
@@ -155,36 +191,69 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
     ]
 
 
-def _repetitive_results(context: Context, params: Params, already: set[tuple[str, str | None]]) -> list[Finding]:
-    """Large MCP results that are mostly repetition, measured on their own (no usual size needed)."""
+def _new_tool_finding(context: Context, r: dict, params: Params) -> Finding:
+    """Large results of an MCP tool with too few sessions of its own for a usual size."""
+    seen = "this session only" if r["tool_sessions"] == 1 else f"{r['tool_sessions']} sessions only"
+    return Finding(
+        detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
+        metric="large_results_new_tool", value=r["tokens"] / r["calls"],
+        threshold=(f"≥ {params.min_new_tool_result_tokens:,} tokens per result on ≥ {params.min_verbose_calls} calls of an MCP tool "
+                   f"seen in fewer than {params.min_tool_sessions} sessions"),
+        excess_tokens=int(r["tokens"]), excess_usd=None, tool_key=r["tool_key"],
+        explanation=(
+            f"{r['tool_key']!r}, a tool seen in {seen}, returned {r['calls']} results of {int(r['tokens']):,} tokens in all "
+            f"({r['method']}): whole documents the model must read, and re-read on every later request, from a server with no "
+            "history to say that is its usual."
+        ),
+        evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "tool_sessions": r["tool_sessions"]},
+    )
+
+
+def _compression_outliers(context: Context, params: Params, already: set[tuple[str, str | None]], opaque: bool) -> list[Finding]:
+    """Large MCP results that are mostly repetition (``opaque`` False) or random data spelled as text (True),
+    measured on their own: no usual size is needed."""
     tools = context.tools
     if tools.is_empty():
         return []
-    repetitive = tools.filter(
-        pl.col("is_mcp")
-        & (pl.col("result_tokens") >= params.min_repetitive_result_tokens)
-        & (pl.col("result_compress_ratio") >= params.min_compress_ratio)
-    )
-    per = _per_session_tool(
-        repetitive, params,
+    if opaque:
+        # Only text: an image's or a blob's bytes are base64 by nature (its first listed type when it has one).
+        outlier = (
+            (pl.col("result_tokens") >= params.min_opaque_result_tokens)
+            & (pl.col("result_compress_ratio") <= params.max_opaque_compress_ratio)
+            & pl.col("content_type").is_in(TEXT_CONTENT)
+        )
+        # Random data carries nothing a model can use: all of it is excess.
+        carried = pl.lit(0.0)
+        ratio = pl.col("result_compress_ratio").min()
+        threshold = (f"results of ≥ {params.min_opaque_result_tokens:,} tokens compressing ≤ {params.max_opaque_compress_ratio}× (zlib), "
+                     f"on ≥ {params.min_verbose_calls} calls")
+    else:
+        outlier = (pl.col("result_tokens") >= params.min_repetitive_result_tokens) & (pl.col("result_compress_ratio") >= params.min_compress_ratio)
         # What the results carried at most: each one's size divided by how many times it compresses.
-        (pl.col("result_tokens") / pl.col("result_compress_ratio")).sum().alias("carried"),
-        pl.col("result_compress_ratio").max().alias("ratio"),
+        carried = pl.col("result_tokens") / pl.col("result_compress_ratio")
+        ratio = pl.col("result_compress_ratio").max()
+        threshold = (f"results of ≥ {params.min_repetitive_result_tokens:,} tokens compressing ≥ {params.min_compress_ratio}× (zlib), "
+                     f"on ≥ {params.min_verbose_calls} calls")
+    per = _per_session_tool(
+        tools.filter(pl.col("is_mcp") & outlier), params, carried.sum().alias("carried"), ratio.alias("ratio"),
     ).sort("session_id", "tool_key")  # fmt: skip
     return [
         Finding(
             detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
-            metric="result_compress_ratio", value=r["ratio"],
-            threshold=(f"results of ≥ {params.min_repetitive_result_tokens:,} tokens compressing ≥ {params.min_compress_ratio}× (zlib), "
-                       f"on ≥ {params.min_verbose_calls} calls"),
+            metric="result_opaque" if opaque else "result_compress_ratio", value=r["ratio"], threshold=threshold,
             excess_tokens=int(r["tokens"] - r["carried"]), excess_usd=None, tool_key=r["tool_key"],
-            explanation=(
-                f"{r['tool_key']!r} returned {r['calls']} results of {int(r['tokens']):,} tokens in all ({r['method']}) that compress up to "
-                f"{r['ratio']:.0f}× — repeated lines, boilerplate or near-identical records, where code, prose and real records "
-                "compress 2–9×. A sponge: text the model must read, and re-read on every later request, that carries little."
-            ),
+            explanation=_compression_explanation(r, opaque),
             evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "compress_method": f"zlib level 1, first {COMPRESS_SAMPLE_BYTES // 1024} KiB"},
         )
         for r in per.iter_rows(named=True)
         if (r["session_id"], r["tool_key"]) not in already
     ]
+
+
+def _compression_explanation(r: dict, opaque: bool) -> str:
+    head = f"{r['tool_key']!r} returned {r['calls']} results of {int(r['tokens']):,} tokens in all ({r['method']}) that compress "
+    if opaque:
+        return head + (f"only {r['ratio']:.2f}× — random, encrypted or compressed bytes spelled as text (base64, hex), where anything "
+                       "a model can read compresses 2× or more. A sponge: tokens the model cannot use, paid for again on every later request.")
+    return head + (f"up to {r['ratio']:.0f}× — repeated lines, boilerplate or near-identical records, where code, prose and real records "
+                   "compress 2–9×. A sponge: text the model must read, and re-read on every later request, that carries little.")

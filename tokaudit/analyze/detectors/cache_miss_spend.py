@@ -9,6 +9,18 @@ mutated system prompt, a server slower than the cache TTL). The first request,
 requests after a compaction (recorded, or seen as a prompt that shrank to less
 than half) and model switches are not counted, nor sessions that never report a
 cache read (no cache, or a provider that does not say).
+
+Slow tools: an MCP tool that took ``min_stall_seconds`` or more to answer (its
+result's time minus its call's), after which the next request missed the cache —
+it re-paid at least ``min_stall_miss_share`` of the prompt it should have read
+back — on ``min_stall_calls`` or more calls of a session. The wait must be the
+tool's own: an agent that polls a job every few minutes, sleeping in between,
+loses the cache too, by its own choice. A server that
+answers only after the prompt cache expired (five minutes by default), and
+asks to be called again, makes every request re-write the whole context at
+the cache-write price; a finding of its own, naming the tool. False
+positives: a tool that legitimately blocks for minutes (a build, a deploy
+wait) called several times.
 """
 
 from __future__ import annotations
@@ -28,6 +40,10 @@ TITLE = "Input re-billed after cache misses (D8)"
 class Params:
     min_excess_share: float = 0.2
     min_excess_tokens: int = 50_000
+    # The default prompt-cache lifetime is five minutes: a request this long after the previous one finds it gone.
+    min_stall_seconds: float = 270.0
+    min_stall_miss_share: float = 0.5
+    min_stall_calls: int = 3
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -49,6 +65,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         .otherwise(0)
         .alias("excess")
     )
+    findings = _slow_tools(context, calls, params)
     per = calls.group_by("session_id").agg(
         pl.col("excess").sum().alias("excess"),
         pl.col("input_total_tokens").sum().alias("input"),
@@ -56,7 +73,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         pl.col("turn").filter(pl.col("excess") > 0).max().alias("last_turn"),
         (pl.col("excess") > 0).sum().alias("miss_requests"),
     ).filter((pl.col("excess") >= params.min_excess_tokens) & (pl.col("excess") >= params.min_excess_share * pl.col("input")))
-    return [
+    return findings + [
         Finding(
             detector=NAME, severity="medium", session_id=s["session_id"], first_turn=s["first_turn"], last_turn=s["last_turn"],
             metric="cache_miss_share", value=s["excess"] / max(s["input"], 1),
@@ -70,4 +87,46 @@ def detect(context: Context, params: Params) -> list[Finding]:
             ),
         )
         for s in per.iter_rows(named=True)
+    ]
+
+
+def _slow_tools(context: Context, calls: pl.DataFrame, params: Params) -> list[Finding]:
+    """MCP tools whose calls outlasted the prompt cache, again and again (see the module docstring)."""
+    prev = {c: pl.col(c).shift(1).over("session_id") for c in ("call_hash", "ts_utc", "input_total_tokens")}
+    stalls = calls.with_columns(
+        prev["call_hash"].alias("request_hash"),
+        (pl.col("ts_utc") - prev["ts_utc"]).dt.total_seconds().alias("gap_s"),
+        (pl.col("excess") / pl.max_horizontal(prev["input_total_tokens"], pl.lit(1))).alias("miss_share"),
+    ).filter(
+        (pl.col("gap_s") >= params.min_stall_seconds) & (pl.col("miss_share") >= params.min_stall_miss_share)
+    ).select("session_id", "request_hash", "gap_s", "excess", pl.col("turn").alias("miss_turn"))
+    if stalls.is_empty():
+        return []
+    # The MCP calls the earlier request asked for: the wait was theirs.
+    waited = context.tools.filter(pl.col("is_mcp") & (pl.col("duration_ms") >= 1000 * params.min_stall_seconds)).join(
+        stalls, on=["session_id", "request_hash"]
+    )
+    per = waited.group_by("session_id", "tool_key").agg(
+        pl.col("request_hash").n_unique().alias("calls"),
+        pl.col("excess").sum().alias("excess"),
+        pl.col("gap_s").median().alias("gap_s"),
+        pl.col("turn").min().alias("first_turn"),
+        pl.col("miss_turn").max().alias("last_turn"),
+        pl.col("tool_call_id").first().alias("first_call"),
+    ).filter(pl.col("calls") >= params.min_stall_calls).sort("session_id", "tool_key")
+    return [
+        Finding(
+            detector=NAME, severity="medium", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
+            metric="slow_tool_cache_misses", value=float(r["calls"]),
+            threshold=(f"≥ {params.min_stall_calls} calls answered ≥ {params.min_stall_seconds:.0f} s after they were made, the next "
+                       f"request re-paying ≥ {params.min_stall_miss_share:.0%} of its prompt"),
+            excess_tokens=int(r["excess"]), excess_usd=None, tool_key=r["tool_key"],
+            explanation=(
+                f"{r['calls']} calls of {r['tool_key']!r} each took minutes to answer, and the next request came "
+                f"{r['gap_s'] / 60:.0f} minutes after the call (median) and found the prompt cache expired: {int(r['excess']):,} input tokens were billed again at the full or cache-write "
+                "price. A server slower than the cache lifetime makes every later request re-write the whole context."
+            ),
+            evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "median_gap_s": r["gap_s"]},
+        )
+        for r in per.iter_rows(named=True)
     ]

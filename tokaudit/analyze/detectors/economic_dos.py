@@ -4,11 +4,19 @@ A session is flagged when:
 
 * a server-steered loop returning little (D5) or a cycle re-sending the same
   calls through an MCP server (D15) ran in it — both specific enough to stand alone;
-* a very long server-steered chain of new content (D5 without repetition: a
-  drip-feed padded with fresh text, or a long pagination the task wanted) ran
-  in it and the session cost at least ``min_long_chain_cost_ratio`` × its cohort median;
-* a weaker structural detector fired — argument inflation (D6), verbose
-  or repetitive (sponge) results of an MCP tool (D2), or a cycle of small arguments between
+* only when ``long_chain_verdict`` is on: a very long server-steered chain of new
+  content (D5 without repetition: a drip-feed padded with fresh text) ran in it
+  and the session cost at least ``min_long_chain_cost_ratio`` × its cohort median.
+  Off by default: a long pagination the task wanted has the same shape and costs
+  as much (listings of 30–60 pages at 4–22× their cohort in a blind probe, against
+  two drip-feeds), so the D5 finding stays its own, for a person to judge;
+* a weaker structural detector fired — argument inflation (D6), verbose,
+  repetitive or random (sponge) results of an MCP tool (D2), an MCP tool slower
+  than the prompt cache's lifetime called again and again (D8), near-duplicate
+  calls of an MCP tool whose results were large (``min_near_duplicate_result_tokens``
+  per call on average) and mostly repeats (D4 with mean novelty ≤
+  ``max_near_duplicate_novelty``: a fan-out over ids each returning
+  the same boilerplate; batch work over a listing returns new content), or a cycle of small arguments between
   servers that went round fewer than ``min_light_cycle_repetitions`` times (D15:
   two status tools polled in turn look the same), with payload
   withholding (D14) counting only beside one of them, since job polling has its
@@ -51,8 +59,10 @@ TITLE = "Economic DoS suspected (combined)"
 STRONG = ("continuation_loop", "cycles")  # structural evidence that needs no cost gate
 STRUCTURAL = ("continuation_loop", "argument_inflation", "cycles")
 SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
-# D2 findings that say an MCP tool's results were a sponge: far above its usual size, or mostly repetition.
-SPONGE_METRICS = ("result_size_vs_tool_median", "result_compress_ratio")
+# D2 findings that say an MCP tool's results were a sponge: far above its usual size, mostly repetition, or random data.
+SPONGE_METRICS = ("result_size_vs_tool_median", "large_results_new_tool", "result_compress_ratio", "result_opaque")
+# A D8 finding that names a tool: an MCP server slower than the prompt cache's lifetime, called again and again.
+STALL_METRIC = "slow_tool_cache_misses"
 # D12 metrics that say a surface changed: seen in a transcript, or inferred from the agent's log.
 SURFACE_CHANGES = ("definition_versions", "inferred_surface_change")
 
@@ -60,7 +70,9 @@ SURFACE_CHANGES = ("definition_versions", "inferred_surface_change")
 @dataclass(frozen=True)
 class Params:
     min_cost_ratio: float = 1.5
-    # A steered chain of new content is a verdict only at a cost no long pagination of the reference corpora reached.
+    # A steered chain of new content (a drip-feed, or the long pagination a task wanted) as a verdict: off by
+    # default; when on, at this cost.
+    long_chain_verdict: bool = False
     min_long_chain_cost_ratio: float = 3.0
     # Arguments the model wrote to a server whose tool definitions changed mid-session (a shadow tool
     # asking for a "context digest" on every step): enough of them make the change a verdict.
@@ -68,11 +80,21 @@ class Params:
     # A cycle of small arguments between servers stands alone once it has gone round this many times
     # (before that, two status tools polled in turn look the same, and the cost gate decides).
     min_light_cycle_repetitions: float = 6.0
+    # Near-duplicate MCP calls count as structural when their results averaged this much: the same large
+    # content paid for again and again (small repeated results — "ok", "updated" — are batch work's).
+    min_near_duplicate_result_tokens: int = 500
+    max_near_duplicate_novelty: float = 0.35  # "mostly repeats": well below D4's own bar, which real pages of records can near
 
 
 def _server(tool_key: str) -> str:
     """The server part of a ``server/tool`` key (a built-in tool's key is its own)."""
     return tool_key.split("/")[0]
+
+
+def _large_results(f: Finding) -> float:
+    """A chain finding's mean result tokens per call (0 when unknown)."""
+    calls = f.evidence.get("calls") or 0
+    return (f.evidence.get("result_tokens") or 0) / calls if calls else 0.0
 
 
 def _fire_turn(structural: list[Finding], found: list[Finding]) -> int | None:
@@ -112,10 +134,14 @@ def detect(context: Context, params: Params) -> list[Finding]:
         # work on what the user's machine holds: findings that say so (evidence "mcp") do not count.
         structural = [
             f for f in found
-            if (f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric in SPONGE_METRICS))
+            if (f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric in SPONGE_METRICS)
+                or (f.detector == "cache_miss_spend" and f.metric == STALL_METRIC)
+                or (f.detector == "near_duplicates" and _large_results(f) >= params.min_near_duplicate_result_tokens
+                    and (f.evidence.get("mean_novelty") or 0.0) <= params.max_near_duplicate_novelty))
             and f.evidence.get("mcp", True)
             # A long steered chain of new content counts only at a high cost.
-            and (f.evidence.get("repetitive", True) or (ratio is not None and ratio >= params.min_long_chain_cost_ratio))
+            and (f.evidence.get("repetitive", True)
+                 or (params.long_chain_verdict and ratio is not None and ratio >= params.min_long_chain_cost_ratio))
         ]
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
@@ -169,7 +195,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 detector=NAME, severity=severity, session_id=session_id,
                 first_turn=min(turns) if turns else None, last_turn=max(turns) if turns else None,
                 metric="cost_ratio", value=ratio if ratio is not None else 0.0,
-                threshold=(f"D5 or D15 (a long D5 chain of new content: cost ≥ {params.min_long_chain_cost_ratio}× cohort median); another "
+                threshold=("D5 or D15" + (f" (a long D5 chain of new content: cost ≥ {params.min_long_chain_cost_ratio}× cohort median)"
+                                          if params.long_chain_verdict else "") + "; another "
                            f"chain detector with cost ≥ {params.min_cost_ratio}× cohort median; D1; D10; or D12 with D8"),
                 excess_tokens=max((f.excess_tokens or 0 for f in found), default=None),
                 excess_usd=max((f.excess_usd for f in found if f.excess_usd is not None), default=None),

@@ -18,8 +18,10 @@ log did not record), followed — in that request or the next — by the first c
 to a new tool of a server the session already used: the server most likely
 re-announced its tools with a new one. Providers also lose a warm cache now and
 then on their own (real Codex logs: about one request in sixty), so the loss
-must be the session's only one, among at least ``min_warm_requests`` requests
-whose warm cache held: a session whose cache comes and goes says nothing.
+must be explained: every loss of the session followed by a new tool (a server
+that changed its surface twice loses the cache twice), among at least
+``min_warm_requests`` requests whose warm cache held — a session whose cache
+comes and goes with no new tool after it says nothing.
 Sessions whose transcript of that server was read are left to the transcript.
 False positives: a cache the provider lost once, just before the model first
 tried another tool of a server; dynamic toolsets. The combined verdict needs
@@ -135,10 +137,14 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
     # enough that held, stands out from the provider's own misses.
     warm = eligible.with_columns((pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input")).alias("_lost"))
     warm = warm.with_columns(pl.col("_lost").sum().over("session_id").alias("_losses"), pl.len().over("session_id").alias("_warm"))
-    breaks = warm.filter(pl.col("_lost") & (pl.col("_losses") == 1) & (pl.col("_warm") - 1 >= params.min_warm_requests)).select(
-        "session_id", "turn", "gap_s", "prev_input", "cache_read_tokens", "input_total_tokens"
+    breaks = warm.filter(pl.col("_lost") & (pl.col("_warm") - pl.col("_losses") >= params.min_warm_requests)).select(
+        "session_id", "turn", "gap_s", "prev_input", "cache_read_tokens", "input_total_tokens", "_losses"
     )
     found = breaks.join(new_tools, on="session_id").filter((pl.col("tool_first") - pl.col("turn")).is_between(0, 1))
+    # Every loss of the session must be followed by a new tool (a server that changed its surface twice
+    # loses the cache twice); a loss with no new tool after it is the provider's own, and a session with
+    # one says nothing.
+    found = found.filter(pl.col("turn").n_unique().over("session_id") == pl.col("_losses"))
     # One finding per new tool: the cache break closest before its first call.
     found = found.sort("turn", descending=True).unique(["session_id", "tool_key"], keep="first").sort("session_id", "turn")
     out = []
@@ -149,7 +155,7 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
                 detector=NAME, severity="medium", session_id=d["session_id"], first_turn=d["turn"], last_turn=d["tool_first"],
                 metric="inferred_surface_change", value=float(lost),
                 threshold=(f"cache read < {params.max_cache_read_share:.0%} of the previous prompt ≤ {params.max_gap_s:.0f} s later, "
-                           f"no compaction or model switch, the session's only such loss among ≥ {params.min_warm_requests} warm "
+                           f"no compaction or model switch, every such loss of the session followed by a new tool, among ≥ {params.min_warm_requests} warm "
                            "requests that held; then a first call to a new tool of a server in use"),
                 excess_tokens=lost, excess_usd=None, tool_key=d["tool_key"],
                 explanation=(
