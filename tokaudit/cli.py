@@ -223,6 +223,7 @@ def formats_command(as_json):
     for r in rows:
         click.echo(f"{r['format']:<16} {r['description']}")
         click.echo(f"{'':<16} files: {', '.join(r['file_patterns'])}" + (f"; default: {', '.join(r['default_locations'])}" if r["default_locations"] else ""))
+    click.echo("Any of these names with .gz added (an archived log) is read as the log it holds.")
 
 
 @cli.command(name="usage")
