@@ -91,7 +91,14 @@ def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOK
     same_session_next = pl.col("session_id") == pl.col("session_id").shift(-1)
     prev_key = pl.when(same_session_prev).then(pl.col("tool_key").shift(1))
     next_key = pl.when(same_session_next).then(pl.col("tool_key").shift(-1))
-    t = t.with_columns(((pl.col("tool_key") != prev_key) & (pl.col("tool_key") != next_key) & (prev_key == next_key)).fill_null(False).alias("_interleaved"))
+    # A call between two calls of another tool is an aside in that tool's run — except an MCP call between two of
+    # the agent's own: in a strict alternation (the server's tool, a shell command it asked for, the server's
+    # tool again …) the server's calls are the run, not the asides.
+    prev_own = pl.when(same_session_prev).then(~pl.col("is_mcp").shift(1))
+    t = t.with_columns(
+        ((pl.col("tool_key") != prev_key) & (pl.col("tool_key") != next_key) & (prev_key == next_key) & ~(pl.col("is_mcp") & prev_own))
+        .fill_null(False).alias("_interleaved")
+    )
     t = t.with_row_index("_row")
     main = t.filter(~pl.col("_interleaved")).select("_row", "session_id", "tool_key", "skel_hash")
     new_run = ~((pl.col("session_id") == pl.col("session_id").shift(1)) & (pl.col("tool_key") == pl.col("tool_key").shift(1))).fill_null(False)
