@@ -379,14 +379,16 @@ def _sample_words(data: bytes, head_bytes: int) -> bytes:
 def _sig_words(data: bytes) -> set[bytes]:
     """The words without a digit of ``data``'s first ``SIG_HEAD_BYTES`` and last ``SIG_TAIL_BYTES``, and its
     values (words with a digit) of its first ``SIG_VALUE_HEAD_BYTES`` and last ``SIG_TAIL_BYTES`` when there
-    are ``MIN_VALUE_WORDS`` of them (a listing of records)."""
+    are ``MIN_VALUE_WORDS`` of them and they make ``MIN_VALUE_SHARE`` of its words (a listing of records)."""
     text = _sample_words(data, SIG_HEAD_BYTES)
-    words = set(text.split()).difference(_VALUE_WORD.findall(text))
-    further = text if len(data) <= SIG_HEAD_BYTES + SIG_TAIL_BYTES else _sample_words(data, SIG_VALUE_HEAD_BYTES)
-    found = _VALUE_WORD.findall(further)
+    tokens, found = text.split(), _VALUE_WORD.findall(text)
+    words = set(tokens).difference(found)
+    if len(data) > SIG_HEAD_BYTES + SIG_TAIL_BYTES:
+        further = _sample_words(data, SIG_VALUE_HEAD_BYTES)
+        tokens, found = further.split(), _VALUE_WORD.findall(further)
     values = set(found)
     # Records are mostly values; templated lines numbered or stamped one by one are mostly words.
-    if len(values) >= MIN_VALUE_WORDS and len(found) >= MIN_VALUE_SHARE * len(further.split()):
+    if len(values) >= MIN_VALUE_WORDS and len(found) >= MIN_VALUE_SHARE * len(tokens):
         return words | values
     return words
 
@@ -401,7 +403,8 @@ def result_features(data: bytes) -> dict[str, Any]:
 
     ``result_sig``: a one-permutation MinHash of its words (runs of letters and
     digits, lowercased; ``{"name":"api"}`` is two words; words with a digit are
-    left out unless there are ``MIN_VALUE_WORDS`` of them, so "segment 3 of 20" and
+    left out unless the page is mostly made of them (``MIN_VALUE_WORDS`` distinct,
+    ``MIN_VALUE_SHARE`` of its words), so "segment 3 of 20" and
     "segment 4 of 20" are the same words, and so are notices that differ only in
     a cursor, while two pages of records differ by their ids) over its first 512 and last 128
     bytes: word hashes (CRC-32) fall into 8 bins by their low bits and each bin

@@ -27,6 +27,8 @@ from tokaudit.ingest.base import BOM, Line
 
 BLOCK_BYTES = 4 * 1024 * 1024
 COMPRESSED_SUFFIX = ".gz"
+# What a truncated or corrupt gzip stream raises while it is read.
+_DAMAGE = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
 def logical_path(path: str) -> str:
@@ -59,8 +61,8 @@ class CompressedLog:
         while want > 0 and self.damage is None:
             try:
                 part = self._f.read1(int(min(want, 1 << 16)))
-            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                self.damage = str(exc) or type(exc).__name__
+            except _DAMAGE as exc:
+                self._note(exc)
                 break
             if not part:
                 break
@@ -73,9 +75,12 @@ class CompressedLog:
         self.damage = None
         try:
             return self._f.seek(offset)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            self.damage = str(exc) or type(exc).__name__
+        except _DAMAGE as exc:
+            self._note(exc)
             return offset
+
+    def _note(self, exc: BaseException) -> None:
+        self.damage = str(exc) or type(exc).__name__
 
     def close(self) -> None:
         self._f.close()

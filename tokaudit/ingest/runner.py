@@ -37,7 +37,7 @@ from tokaudit.errors import UnknownFormatError
 from tokaudit.ingest import SNIFF_BYTES, get_format, sniff_format
 from tokaudit.ingest.base import Line, ParseResult, Problem
 from tokaudit.ingest.discover import Discovery, resolve_files
-from tokaudit.ingest.reader import CompressedLog, ReadState, iter_lines, line_separator, logical_path, open_log
+from tokaudit.ingest.reader import COMPRESSED_SUFFIX, CompressedLog, ReadState, iter_lines, line_separator, logical_path, open_log
 from tokaudit.ingest.summary import IngestSummary
 from tokaudit.redact import excerpt
 
@@ -268,13 +268,16 @@ def plan(store: Store, files: Sequence[str], summary: IngestSummary, final: bool
         _, source_id, fmt, size, mtime_ns, head_bytes, head_sha, offset, state, lines_read = row
         # A file that failed last time (unreadable, unknown format) is tried again on every run:
         # a chmod does not change its mtime, and it must not stay silently skipped.
-        held_back = final and offset < size  # a last line left without its newline, now to be read
+        compressed = path.endswith(COMPRESSED_SUFFIX)
+        # A last line left without its newline, now to be read (an archive's offset counts decompressed bytes,
+        # and its last line was read the first time: it is always final).
+        held_back = final and not compressed and offset < size
         if fmt != "unknown" and size == st.st_size and mtime_ns == st.st_mtime_ns and not held_back:
             summary.files_unchanged += 1
             continue
         kind = "grown"
         # A changed compressed file is read again whole: its offsets count decompressed bytes.
-        if fmt == "unknown" or st.st_size < offset or _whole_file(fmt) or path != logical_path(path):
+        if fmt == "unknown" or st.st_size < offset or _whole_file(fmt) or compressed:
             kind = "replaced"
         else:
             try:

@@ -133,8 +133,8 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
         prev["input_total_tokens"].alias("prev_input"),
         same_context().alias("same_span"),
     ).filter(pl.col("same_span") & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0))
-    # Each request the cache should have served warm: lost or held. Only a session's single loss, among
-    # enough that held, stands out from the provider's own misses.
+    # Each request the cache should have served warm: lost or held. Only losses each followed by a new tool,
+    # among enough that held, stand out from the provider's own misses.
     warm = eligible.with_columns((pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input")).alias("_lost"))
     warm = warm.with_columns(pl.col("_lost").sum().over("session_id").alias("_losses"), pl.len().over("session_id").alias("_warm"))
     breaks = warm.filter(pl.col("_lost") & (pl.col("_warm") - pl.col("_losses") >= params.min_warm_requests)).select(
