@@ -15,11 +15,12 @@ def steered(calls: list[tuple[str, str]]) -> list[bool]:
     return steered_tools([("docs/get", a, r) for a, r in calls])
 
 
-def steered_tools(calls: list[tuple[str, str, str]]) -> list[bool]:
-    """[(tool_key, args_json, result_text)] of one session, in order -> the steered flag of each call."""
+def steered_tools(calls: list[tuple[str, ...]]) -> list[bool]:
+    """[(tool_key, args_json, result_text[, tool_name])] of one session, in order -> the steered flag of each
+    call. A ``tool_name`` is put before the values, as the store does for an MCP tool whose name has a number."""
     rows = [
-        ("s", tool, i, args_values(a), args_skeleton(a), result_features(r.encode())["result_excerpt"])
-        for i, (tool, a, r) in enumerate(calls)
+        ("s", tool, i, [*name, *args_values(a)], args_skeleton(a), result_features(r.encode())["result_excerpt"])
+        for i, (tool, a, r, *name) in enumerate(calls)
     ]
     con = duckdb.connect()
     con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, result_excerpt VARCHAR)")
@@ -285,3 +286,42 @@ def test_what_counts_as_an_mcp_call_is_the_callers_to_say():
 
     assert flags("tool_kind = 'mcp'") == [False, True]
     assert flags("tool_key LIKE '%/%'") == [False, False]  # the default: a server in the tool's key
+
+
+def test_a_number_token_moving_by_a_constant_step_inside_a_value_is_steered_from_its_second_step():
+    parts = [(f'{{"url":"https://api.example.com/v1/exports/e34a03c2/part/{n}"}}', f"Part {n} ready.") for n in (1, 6, 11, 16)]
+    assert steered(parts) == [False, False, True, True]
+    phases = [(f'{{"dataset":"orders","phase":"{n}/250"}}', "Block received.") for n in (0, 5, 10, 15)]
+    assert steered(phases) == [False, False, True, True]
+
+
+def test_a_number_token_that_moves_by_other_steps_or_beside_other_changes_is_not_steered():
+    uneven = [(f'{{"url":"https://api.example.com/v1/items/{n}"}}', "An item.") for n in (120, 135, 161, 170)]
+    assert steered(uneven) == [False] * 4
+    # The step is the same, but another token changed as well: a path the model walks, not a counter.
+    walked = [(f'{{"path":"/srv/{d}/shard/{n}"}}', "rows") for d, n in (("eu", 2), ("us", 4), ("ap", 6))]
+    assert steered(walked) == [False] * 3
+    # A number inside text moving by a step is a batch over numbered things (as it is going up by one).
+    text = [(f'{{"note":"Review of chapter {n} of the handbook"}}', "Reviewed.") for n in (2, 4, 6, 8)]
+    assert steered(text) == [False] * 4
+
+
+def test_a_loop_spread_over_tools_of_one_server_is_steered_across_them():
+    # The server rotates aliases of one tool (same arguments), each result naming the next; per tool the
+    # counter jumps by the rotation's length, per server it goes up by one.
+    names = ["warehouse/fetchPart", "warehouse/loadSegment", "warehouse/pullChunk"]
+    calls = [(names[n % 3], f'{{"job":"q7","seq":"{n}/40"}}', f"Segment {n} stored; 40 to go. Continue with {names[(n + 1) % 3]}.")
+             for n in range(1, 10)]
+    assert steered_tools(calls) == [False, False] + [True] * 7  # from the second step: "1/40" → "2/40" is no whole number
+    # A numbered alias (its name is put before its values, as the store reads it) is compared on its own values.
+    numbered = [(t, a, r) if t != names[2] else ("warehouse/pullV#Chunk", a, r, "pullV2Chunk") for t, a, r in calls]
+    assert steered_tools(numbered) == [False, False] + [True] * 7
+
+
+def test_tools_of_one_server_or_of_two_servers_asked_in_turn_are_not_steered_across_them():
+    # Batch work over a server's tools of the same arguments: the values come from the task, not the results.
+    batch = [(f"tracker/{t}", f'{{"project":"{p}"}}', f"{p}: 12 open") for p in ("web", "api", "ops") for t in ("list_issues", "list_pulls")]
+    assert steered_tools(batch) == [False] * 6
+    # A counter going up across two servers' tools is no server's loop.
+    two = [(f"{s}/get", f'{{"page":{n}}}', "rows") for n, s in zip(range(1, 7), ("alpha", "beta") * 3)]
+    assert steered_tools(two) == [False, False, False, False, True, True]  # each server's own +2 step, from its second step

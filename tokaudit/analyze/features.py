@@ -5,7 +5,11 @@
   share of equal MinHash bins (among those either fills) of their word sets (``ingest.base.result_features``:
   words with a digit left out, so "segment 3 of 20" and "segment 4 of 20" are the same words).
   A first result has novelty 1; a call without a result has none.
-* runs — consecutive calls of one tool (``tool_key``) in a session, tolerating
+* ``chain_key`` — the tool a call counts under in novelty, runs and chains: its
+  ``tool_key``, except that the tools of one MCP server that the steering rule
+  linked (``alias_steered``: one loop spread over aliases the server rotates)
+  count as one.
+* runs — consecutive calls of one tool (``chain_key``) in a session, tolerating
   one interleaved call of another tool (A A B A A is one run of four A; the B
   belongs to no run): ``run_id``, ``run_len``, ``run_pos``.
 * skeleton runs — within a run, consecutive calls whose arguments have the same
@@ -34,9 +38,9 @@ SIG_COLUMNS = [f"sig{i}" for i in range(SIG_BINS)]
 
 
 def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
-    t = tools.sort("session_id", "tool_key", "call_idx")
+    t = tools.sort("session_id", "chain_key", "call_idx")
     # One integer per (session, tool) stretch of the sorted frame: "k calls back, same tool" compares ints.
-    t = t.with_columns(pl.struct("session_id", "tool_key").rle_id().alias("_st"))
+    t = t.with_columns(pl.struct("session_id", "chain_key").rle_id().alias("_st"))
     best = pl.lit(0.0)
     for k in range(1, lookback + 1):
         same_tool = pl.col("_st") == pl.col("_st").shift(k)
@@ -60,10 +64,12 @@ def _steer_chains(t: pl.DataFrame) -> pl.DataFrame:
         same = pl.col("_st") == pl.col("_st").shift(k)
         return pl.when(same).then(~pl.col("steered").shift(k)).otherwise(True)
 
-    # Three unsteered calls in a row start a chain (the first call of a tool is never steered), so a
-    # running count of them numbers the chains. Up to two unsteered calls inside a chain do not end
-    # it: a REPAIR resend, an off-script attempt, another question to the same tool in between.
-    starts = ~pl.col("steered") & unsteered(1) & unsteered(2)
+    # A tool's first call, and three unsteered calls in a row, start a chain, so a running count of them
+    # numbers the chains. (A first call is steered only against another tool of its server: an alias.)
+    # Up to two unsteered calls inside a chain do not end it: a REPAIR resend, an off-script attempt,
+    # another question to the same tool in between.
+    first = (pl.col("_st") != pl.col("_st").shift(1)).fill_null(True)
+    starts = first | (~pl.col("steered") & unsteered(1) & unsteered(2))
     t = t.with_columns(starts.cum_sum().alias("steer_chain_id"))
     # A chain ends at its last steered call; a tool's calls that no steered call follows are in none.
     last_steered = pl.col("call_idx").filter(pl.col("steered")).max().over("steer_chain_id")
@@ -71,10 +77,20 @@ def _steer_chains(t: pl.DataFrame) -> pl.DataFrame:
     return t.with_columns(pl.when(pl.col("steer_chain_id").is_not_null()).then(pl.len().over("steer_chain_id")).alias("steer_chain_len"))
 
 
+def _with_chain_keys(tools: pl.DataFrame) -> pl.DataFrame:
+    key = pl.col("tool_key")
+    if "alias_steered" in tools.columns and tools["alias_steered"].any():
+        # Every tool of a server that the rule linked to another of its tools, in a session, is one.
+        aliased = pl.col("alias_steered").any().over("session_id", "tool_key")
+        key = pl.when(aliased).then(pl.col("tool_key").str.replace(r"/[^/]*$", "/*")).otherwise(key)
+    return tools.with_columns(key.alias("chain_key"))
+
+
 def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOKBACK_CALLS) -> pl.DataFrame:
     """``tools`` with novelty, run and skeleton-run columns and billed tokens (see the module docstring)."""
     if tools.is_empty():
         return tools.with_columns(
+            pl.lit(None, pl.String).alias("chain_key"),
             pl.lit(None, pl.Float64).alias("novelty"),
             pl.lit(None, pl.Int64).alias("run_id"),
             pl.lit(None, pl.UInt32).alias("run_len"),
@@ -86,22 +102,22 @@ def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOK
             pl.lit(None, pl.Float64).alias("billed_tokens"),
             pl.lit(None, pl.Float64).alias("billed_usd"),
         )
-    t = _novelty(tools, lookback)
+    t = _novelty(_with_chain_keys(tools), lookback)
     same_session_prev = pl.col("session_id") == pl.col("session_id").shift(1)
     same_session_next = pl.col("session_id") == pl.col("session_id").shift(-1)
-    prev_key = pl.when(same_session_prev).then(pl.col("tool_key").shift(1))
-    next_key = pl.when(same_session_next).then(pl.col("tool_key").shift(-1))
+    prev_key = pl.when(same_session_prev).then(pl.col("chain_key").shift(1))
+    next_key = pl.when(same_session_next).then(pl.col("chain_key").shift(-1))
     # A call between two calls of another tool is an aside in that tool's run — except an MCP call between two of
     # the agent's own: in a strict alternation (the server's tool, a shell command it asked for, the server's
     # tool again …) the server's calls are the run, not the asides.
     prev_own = pl.when(same_session_prev).then(~pl.col("is_mcp").shift(1))
     t = t.with_columns(
-        ((pl.col("tool_key") != prev_key) & (pl.col("tool_key") != next_key) & (prev_key == next_key) & ~(pl.col("is_mcp") & prev_own))
+        ((pl.col("chain_key") != prev_key) & (pl.col("chain_key") != next_key) & (prev_key == next_key) & ~(pl.col("is_mcp") & prev_own))
         .fill_null(False).alias("_interleaved")
     )
     t = t.with_row_index("_row")
-    main = t.filter(~pl.col("_interleaved")).select("_row", "session_id", "tool_key", "skel_hash")
-    new_run = ~((pl.col("session_id") == pl.col("session_id").shift(1)) & (pl.col("tool_key") == pl.col("tool_key").shift(1))).fill_null(False)
+    main = t.filter(~pl.col("_interleaved")).select("_row", "session_id", "chain_key", "skel_hash")
+    new_run = ~((pl.col("session_id") == pl.col("session_id").shift(1)) & (pl.col("chain_key") == pl.col("chain_key").shift(1))).fill_null(False)
     main = main.with_columns(new_run.cum_sum().alias("run_id"))
     new_skel = new_run | (pl.col("skel_hash") != pl.col("skel_hash").shift(1)).fill_null(True)
     main = main.with_columns(new_skel.cum_sum().alias("skel_run_id"))

@@ -317,6 +317,15 @@ _TOKEN_EVIDENCE = """((length(x) >= 4 AND regexp_matches(x, '[0-9]') AND contain
     OR (regexp_full_match(x, '[0-9]{{1,18}}') AND ((length(x) >= 3 AND {named:x})
                                                  OR (NOT regexp_matches(args_values[i], '\\s')
                                                      AND list_contains({prev_tokens}, CAST(TRY_CAST(x AS BIGINT) - 1 AS VARCHAR))))))"""
+# The tokens of three values in a row: one token alone changed, a number moving by the same step both
+# times (not zero), the rest kept.
+_TOKEN_STEP = """len({tokens}) = len({prev_tokens}) AND len({prev_tokens}) = len({prev2_tokens})
+    AND len(list_filter(range(1, len({tokens}) + 1), lambda k: {tokens}[k] != {prev_tokens}[k])) = 1
+    AND list_bool_and(list_transform(range(1, len({tokens}) + 1), lambda k: CASE
+        WHEN {tokens}[k] = {prev_tokens}[k] THEN {prev_tokens}[k] = {prev2_tokens}[k]
+        ELSE regexp_full_match({tokens}[k] || ' ' || {prev_tokens}[k] || ' ' || {prev2_tokens}[k], '[0-9]{{1,18}} [0-9]{{1,18}} [0-9]{{1,18}}')
+             AND TRY_CAST({tokens}[k] AS BIGINT) - TRY_CAST({prev_tokens}[k] AS BIGINT)
+                 = TRY_CAST({prev_tokens}[k] AS BIGINT) - TRY_CAST({prev2_tokens}[k] AS BIGINT) END))"""
 # The tokens of a value that the value before did not have.
 _NEW_TOKENS = "list_filter({tokens}, lambda x: NOT list_contains({prev_tokens}, x))"
 
@@ -425,6 +434,12 @@ _STEERED_RULE = _fill(
                  ELSE false END
              THEN 1
         WHEN length(args_values[i]) >= {long} AND args_skeleton LIKE '{{%' AND coalesce(args_values[i] = {prev2}[i], false) THEN 1
+        -- A number standing as its own token in a URL, path or label of an MCP call moving by the same step
+        -- as the call before ("…/part/6" → "…/part/11", "5/250" → "10/250"), nothing else changed.
+        WHEN _mcp AND CASE WHEN translate(args_values[i], '0123456789', '') = translate({prev}[i], '0123456789', '')  -- cheap first
+                                AND translate({prev}[i], '0123456789', '') = translate({prev2}[i], '0123456789', '')
+                                AND NOT regexp_matches(args_values[i], '\\s')
+                           THEN coalesce({token_step}, false) ELSE false END THEN 1
         WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
         ELSE -64
     END)) > 0
@@ -435,12 +450,14 @@ _STEERED_RULE = _fill(
     ("{WORD_COUNTER}", "([A-Za-z][A-Za-z_]*[-_]?)([0-9]{{1,9}})"),
     ("{spelled:NUMBER_WORDS}", _spelled_up_by_one(NUMBER_WORDS)),
     ("{spelled:LETTERS}", _spelled_up_by_one(LETTERS)),
+    ("{token_step}", _TOKEN_STEP),
     ("{new_tokens}", _NEW_TOKENS),
     ("{token_evidence}", _TOKEN_EVIDENCE),
     ("{named:x}", _named_whole("x")),  # a token: digits only
     ("{named:value}", _named_whole("regexp_escape(args_values[i])")),
     ("{tokens}", _TOKENS.format(v="args_values[i]")),
     ("{prev_tokens}", _TOKENS.format(v="{prev}[i]")),
+    ("{prev2_tokens}", _TOKENS.format(v="{prev2}[i]")),
 )
 
 # The keys of a call's arguments, from its skeleton: calls of one tool asking different kinds of
@@ -471,31 +488,61 @@ HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
 
 def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
     """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
-    result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes`` and ``steered``, calls ordered
+    result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered`` and ``alias_steered``, calls ordered
     by ``order_by``.
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
-    its tool whatever the shape (a first call without a cursor, then the same call with one). A call
+    its tool whatever the shape (a first call without a cursor, then the same call with one). An MCP
+    call is also compared with its server's previous call of the same shape when another tool made
+    it (``alias_steered``: a loop spread over tools the server rotates). A call
     with new JSON arguments of the same keys whose result's progress meter rose (``METER_SQL``) is
     steered too: the server paced it. ``mcp`` (SQL over the relation's columns) tells an MCP call —
     the calls some rules are kept to — from the agent's own tools.
     """
     same_shape = _STEERED_RULE.format(prev="_prev_values", prev2="_prev2_values", excerpt="_prev_excerpt", long=MAX_ARG_VALUE_CHARS)
     any_shape = _STEERED_RULE.format(prev="_any_values", prev2="(CAST(NULL AS VARCHAR[]))", excerpt="_any_excerpt", long=MAX_ARG_VALUE_CHARS)
+    # Aliases are compared on their own values: without the numbered tool name put first (analyze.frames._tools).
+    alias = _STEERED_RULE.format(prev="_alias_values", prev2="_alias2_values", excerpt="_alias_excerpt",
+                                 long=MAX_ARG_VALUE_CHARS).replace("args_values", "_own_values")
     return f"""
-        WITH s AS (SELECT *, {SHAPE_SQL} AS shape_hash, coalesce({mcp}, false) AS _mcp FROM {relation}), w AS (
+        WITH s AS (SELECT *, {SHAPE_SQL} AS shape_hash, coalesce({mcp}, false) AS _mcp,
+                          -- The server of an MCP tool key ("server/tool"); none for the agent's own tools.
+                          CASE WHEN coalesce({mcp}, false) THEN nullif(regexp_extract(tool_key, '^(.*)/', 1), '') END AS _server,
+                          CASE WHEN regexp_matches(args_values[1], '[0-9]')
+                                    AND regexp_replace(args_values[1], '[0-9]+', '#', 'g') = regexp_extract(tool_key, '[^/]*$')
+                               THEN args_values[2:] ELSE args_values END AS _own_values
+                   FROM {relation}), w AS (
             SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
                    lag(result_excerpt) OVER same_shape AS _prev_excerpt,
                    lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt,
                    lag(shape_hash) OVER same_tool AS _any_shape,
+                   lag(tool_key) OVER same_server AS _alias_tool, lag(_own_values) OVER same_server AS _alias_values,
+                   lag(_own_values, 2) OVER same_server AS _alias2_values, lag(result_excerpt) OVER same_server AS _alias_excerpt,
                    lag(_meter) OVER same_shape AS _prev_meter, lag(result_excerpt) OVER same_session AS _last_excerpt
             FROM (SELECT *, {METER_SQL} AS _meter FROM s)
             WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY {order_by}),
                    same_tool AS (PARTITION BY session_id, tool_key ORDER BY {order_by}),
+                   same_server AS (PARTITION BY session_id, _server, shape_hash ORDER BY {order_by}),
                    same_session AS (PARTITION BY session_id ORDER BY {order_by})
+        ), v AS (
+            SELECT *,
+                   -- CASE evaluates each test only on the calls the ones before left undecided; after a call
+                   -- of the same shape, the test against the previous call of the tool is the same test.
+                   CASE WHEN coalesce({same_shape}, false) THEN true
+                        WHEN _any_shape IS DISTINCT FROM shape_hash AND coalesce({any_shape}, false) THEN true
+                        ELSE coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _prev_values AND args_skeleton LIKE '{{%', false)
+                   END AS _steered_here,
+                   -- A server that spreads one loop over several tools of the same arguments (aliases it
+                   -- rotates: fetchPart, loadSegment, pullChunk …): the call against the server's previous call
+                   -- of that shape, when another tool made it.
+                   -- (Tested also on calls steered within their tool: it links the tools into one chain.)
+                   CASE WHEN _server IS NOT NULL AND _alias_tool IS DISTINCT FROM tool_key
+                        THEN coalesce({alias}, false) ELSE false END AS alias_steered
+            FROM w
         )
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
-                          _last_excerpt, _mcp),
+                          _last_excerpt, _mcp, _server, _own_values, _alias_tool, _alias_values, _alias2_values, _alias_excerpt,
+                          _steered_here),
                hash({HEADS.format(v="args_values")}) AS values_hash,
                -- For each sentence beside other values of an MCP call, the hash of the values without it.
                CASE WHEN len(args_values) > 1 AND _mcp THEN list_transform(
@@ -503,13 +550,8 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                         lambda j: hash(list_transform(range(1, len(args_values) + 1),
                                                       lambda i: CASE WHEN i = j THEN '' ELSE {HEAD.format(v="args_values[i]")} END)))
                     ELSE [] END AS unnarrated_hashes,
-               -- CASE evaluates each test only on the calls the ones before left undecided; after a call
-               -- of the same shape, the test against the previous call of the tool is the same test.
-               CASE WHEN coalesce({same_shape}, false) THEN true
-                    WHEN _any_shape IS DISTINCT FROM shape_hash AND coalesce({any_shape}, false) THEN true
-                    ELSE coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _prev_values AND args_skeleton LIKE '{{%', false)
-               END AS steered
-        FROM w
+               _steered_here OR alias_steered AS steered
+        FROM v
     """
 
 

@@ -31,6 +31,8 @@ class Context:
 # A prompt that shrank below this share of the request before it is a new context: a compaction or a
 # clear, whether or not the log recorded one (OTel records none).
 NEW_CONTEXT_SHARE = 0.5
+# A chain's tools named in its explanation (the rest in its evidence).
+MAX_NAMED_TOOLS = 5
 # The highest severity of a chain made only of the agent's own tools (no MCP call in it).
 OWN_TOOLS_MAX_SEVERITY = "medium"
 
@@ -64,6 +66,7 @@ def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
         .agg(
             pl.len().alias("calls"),
             pl.col("tool_key").first(),
+            pl.col("tool_key").unique(maintain_order=True).alias("chain_tools"),
             pl.col("turn").min().alias("first_turn"),
             pl.col("turn").max().alias("last_turn"),
             pl.col("args_tokens").sum().alias("args_tokens"),
@@ -110,8 +113,13 @@ def chain_finding(
     first_turn = run["first_turn"] if run["first_turn"] is not None and run["first_turn"] >= 0 else None
     last_turn = run["last_turn"] if first_turn is not None else None
     where = f" (turns {first_turn}–{last_turn})" if first_turn is not None else ""
+    tools = run.get("chain_tools") or [tool]
+    # Aliases of one server's tool that it rotated (features.chain_key): one chain under several names.
+    named = (f"Tool {tool!r} was" if len(tools) == 1
+             else f"Tools {', '.join(repr(t) for t in tools[:MAX_NAMED_TOOLS])}{' …' if len(tools) > MAX_NAMED_TOOLS else ''} "
+                  f"(one server's tool under {len(tools)} names it rotated) were")
     explanation = (
-        f"{what} Tool {tool!r} was called {run['calls']} times in a row{where}; "
+        f"{what} {named} called {run['calls']} times in a row{where}; "
         f"those turns were billed {int(run['billed_tokens'] or 0):,} tokens"
         + (f" (${usd:,.2f})" if usd is not None else "")
         + (f"; the session cost {ratio:.1f}× its cohort's median." if ratio is not None else ".")
@@ -126,6 +134,7 @@ def chain_finding(
         "last_call": run.get("last_call"),
         "fire_turn": run.get("fire_turn"),
         "mcp": run.get("mcp", True),
+        **({"tools": tools} if len(tools) > 1 else {}),
         **(extra or {}),
     }
     severity = severity_for_ratio(ratio)
