@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 
@@ -325,3 +327,23 @@ def test_tools_of_one_server_or_of_two_servers_asked_in_turn_are_not_steered_acr
     # A counter going up across two servers' tools is no server's loop.
     two = [(f"{s}/get", f'{{"page":{n}}}', "rows") for n, s in zip(range(1, 7), ("alpha", "beta") * 3)]
     assert steered_tools(two) == [False, False, False, False, True, True]  # each server's own +2 step, from its second step
+
+
+def test_a_list_growing_in_the_middle_with_what_each_result_named_is_steered():
+    # "Skip what you have seen": each result names new ids, the next call lists them all, the values after
+    # the list shift along.
+    seen: list[str] = []
+    calls = []
+    for n in range(5):
+        new = [f"m{n}x{k}Q7z{n}" for k in range(1 + n % 2)]
+        calls.append((json.dumps({"skip": seen, "sha": "fix/cart-discount"}), json.dumps({"matches": new})))
+        seen = seen + new
+    assert steered(calls) == [False] + [True] * 4
+    # Beside a counter after the list, as well.
+    counted = [(json.dumps({"skip": [f"id{k}Z9q" for k in range(n)], "step": n}), f"next: id{n}Z9q") for n in range(5)]
+    assert steered(counted) == [False] + [True] * 4
+
+
+def test_a_list_growing_with_values_the_results_did_not_name_is_not_steered():
+    chosen = [(json.dumps({"files": [f"src/mod{k}.py" for k in range(n + 1)], "mode": "lint"}), "3 warnings") for n in range(4)]
+    assert steered(chosen) == [False] * 4

@@ -504,6 +504,10 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
     # Aliases are compared on their own values: without the numbered tool name put first (analyze.frames._tools).
     alias = _STEERED_RULE.format(prev="_alias_values", prev2="_alias2_values", excerpt="_alias_excerpt",
                                  long=MAX_ARG_VALUE_CHARS).replace("args_values", "_own_values")
+    # A list argument that grew in the middle ("skip": [the ids so far]) shifts the values after it: the
+    # call is compared again with the values the result named taken out where they went in.
+    grown = _STEERED_RULE.format(prev="_prev_values", prev2="(CAST(NULL AS VARCHAR[]))", excerpt="_prev_excerpt",
+                                 long=MAX_ARG_VALUE_CHARS).replace("args_values", "_grown_values")
     return f"""
         WITH s AS (SELECT *, {SHAPE_SQL} AS shape_hash, coalesce({mcp}, false) AS _mcp,
                           -- The server of an MCP tool key ("server/tool"); none for the agent's own tools.
@@ -524,12 +528,25 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                    same_tool AS (PARTITION BY session_id, tool_key ORDER BY {order_by}),
                    same_server AS (PARTITION BY session_id, _server, shape_hash ORDER BY {order_by}),
                    same_session AS (PARTITION BY session_id ORDER BY {order_by})
+        ), g AS (
+            -- Where values went in: the first place after which the rest can follow and the values put there
+            -- are tokens of the previous result.
+            SELECT *, CASE WHEN _insert_at IS NOT NULL
+                           THEN list_concat(args_values[1:_insert_at - 1],
+                                            args_values[_insert_at + len(args_values) - len(_prev_values):len(args_values)]) END AS _grown_values
+            FROM (SELECT *, CASE WHEN len(args_values) > len(_prev_values) THEN list_filter(range(1, len(_prev_values) + 2), lambda j:
+                                     args_values[1:j - 1] = _prev_values[1:j - 1]
+                                     AND list_bool_and(list_transform(args_values[j:j + len(args_values) - len(_prev_values) - 1],
+                                                                      lambda x: length(x) >= 4 AND contains(_prev_excerpt, x))))[1]
+                            END AS _insert_at
+                  FROM w)
         ), v AS (
             SELECT *,
                    -- CASE evaluates each test only on the calls the ones before left undecided; after a call
                    -- of the same shape, the test against the previous call of the tool is the same test.
                    CASE WHEN coalesce({same_shape}, false) THEN true
                         WHEN _any_shape IS DISTINCT FROM shape_hash AND coalesce({any_shape}, false) THEN true
+                        WHEN _grown_values IS NOT NULL AND (_grown_values = _prev_values OR coalesce({grown}, false)) THEN true
                         ELSE coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _prev_values AND args_skeleton LIKE '{{%', false)
                    END AS _steered_here,
                    -- A server that spreads one loop over several tools of the same arguments (aliases it
@@ -538,11 +555,11 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                    -- (Tested also on calls steered within their tool: it links the tools into one chain.)
                    CASE WHEN _server IS NOT NULL AND _alias_tool IS DISTINCT FROM tool_key
                         THEN coalesce({alias}, false) ELSE false END AS alias_steered
-            FROM w
+            FROM g
         )
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
                           _last_excerpt, _mcp, _server, _own_values, _alias_tool, _alias_values, _alias2_values, _alias_excerpt,
-                          _steered_here),
+                          _insert_at, _grown_values, _steered_here),
                hash({HEADS.format(v="args_values")}) AS values_hash,
                -- For each sentence beside other values of an MCP call, the hash of the values without it.
                CASE WHEN len(args_values) > 1 AND _mcp THEN list_transform(
