@@ -347,3 +347,14 @@ def test_a_list_growing_in_the_middle_with_what_each_result_named_is_steered():
 def test_a_list_growing_with_values_the_results_did_not_name_is_not_steered():
     chosen = [(json.dumps({"files": [f"src/mod{k}.py" for k in range(n + 1)], "mode": "lint"}), "3 warnings") for n in range(4)]
     assert steered(chosen) == [False] * 4
+
+
+def test_a_share_of_parts_rounded_to_its_last_digit_is_a_constant_step():
+    shares = [f"{n / 34:.3f}" for n in range(0, 12, 2)]  # 0.000, 0.059, 0.118, 0.176 …: steps of 0.058 or 0.059
+    calls = [(f'{{"zone":"eu-west-1","segment_index":{v}}}', f"Part {n} received.") for n, v in zip(range(0, 12, 2), shares)]
+    assert steered(calls) == [False, False, True, True, True, True]
+    # Steps that differ by more than the last digit's unit, or as small as it, are no counter.
+    uneven = [(f'{{"zone":"eu-west-1","threshold":{v}}}', "ok") for v in ("0.50", "0.55", "0.61", "0.66", "0.72")]
+    assert steered(uneven) == [False] * 5
+    tiny = [(f'{{"zone":"eu-west-1","threshold":{v}}}', "ok") for v in ("0.001", "0.002", "0.004", "0.005")]
+    assert steered(tiny) == [False, False, False, False]

@@ -404,8 +404,15 @@ _STEERED_RULE = _fill(
         WHEN regexp_full_match(args_values[i], '-?[0-9]+([.][0-9]+)?')  -- parse only what can be a number
              AND coalesce(TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE) = 1
                       OR (TRY_CAST(args_values[i] AS DOUBLE) != TRY_CAST({prev}[i] AS DOUBLE)
-                          AND TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE)
-                              = TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)), false) THEN 1
+                          -- The same step; a fraction rounded to its last digit may miss it by one unit of that
+                          -- digit (0.029, 0.059, 0.088: a share of parts done), when the step is ten units or more.
+                          AND abs((TRY_CAST(args_values[i] AS DOUBLE) - TRY_CAST({prev}[i] AS DOUBLE))
+                                  - (TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)))
+                              <= CASE WHEN contains(args_values[i], '.')
+                                           AND abs(TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE))
+                                               >= 10 * pow(10, -(length(args_values[i]) - strpos(args_values[i], '.')))
+                                      THEN 1.01 * pow(10, -(length(args_values[i]) - strpos(args_values[i], '.'))) ELSE 0 END),
+                      false) THEN 1
         -- A numbered word of an MCP call going up by one ("step-07" → "step-08", "seg7" → "seg8"); a
         -- file name ("f3.py") or a path has more than a word and its number.
         WHEN _mcp AND regexp_full_match(args_values[i], '{WORD_COUNTER}') AND regexp_full_match({prev}[i], '{WORD_COUNTER}')
