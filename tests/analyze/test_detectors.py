@@ -92,6 +92,25 @@ def test_real_pagination_brings_new_content_and_is_not_withholding():
     assert all(t["result_compress_ratio"] is not None for t in s.tools)  # pages large enough to be measured
 
 
+def test_a_progress_bar_filling_up_is_no_new_content_while_a_table_drawn_in_boxes_is():
+    """Block and box glyphs are layout: results that are only a bar repeat one another (here a steered chain:
+    each call relays the token another server just issued); words framed by box lines are still words."""
+    rng = random.Random(5)
+    relay, tables = Session("claude-code:bars"), Session("claude-code:boxes")
+    for n in range(12):
+        token = "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(32))
+        relay.turn(tools=[("vault/grant", '{"scope":"export.full"}', f'{{"token":"{token}","expires_in":10}}')])
+        relay.turn(tools=[("ledger/commit", f'{{"table":"invoices","token":"{token}"}}', "█" * n + "░" * (20 - n))])
+        words = " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7)) for _ in range(6))
+        tables.turn(tools=[("db/describe", f'{{"table":"t{n}"}}', f"┌────────┐\n│ {words} │\n└────────┘")])
+    context = build_context(frames(*benign(30), relay, tables))
+    novelty = {s.session_id: context.tools.filter(pl.col("session_id") == s.session_id)["novelty"].to_list() for s in (relay, tables)}
+    assert max(novelty[relay.session_id][3::2]) == 0.0  # every bar after the first
+    assert min(novelty[tables.session_id][1:]) >= 0.8
+    findings, _ = run_detectors(context, resolve_params({}))
+    assert by(findings, "continuation_loop", relay.session_id)
+
+
 def test_compact_json_pages_of_distinct_records_are_new_content():
     """No spaces in compact JSON: its keys and values are the words. Pages of other repositories are new
     content, and so are pages of other instances (the same key names, new ids, addresses and dates: a

@@ -314,6 +314,17 @@ EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
 _WORD_BYTES = bytes(
     c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256)
 )
+# Box drawing, block elements and geometric shapes (U+2500–U+25FF: "├──", "███░░░", "■□") are layout, not
+# words, though non-ASCII: a progress bar filling up is the same empty page each time. Blanked byte for
+# byte (three spaces), so the sample's cuts stay where they were.
+_GLYPHS = re.compile(rb"\xe2[\x94-\x97][\x80-\xbf]")
+
+
+def _words(chunk: bytes) -> bytes:
+    """``chunk`` as ``_WORD_BYTES`` text, layout glyphs blanked."""
+    if b"\xe2" in chunk:
+        chunk = _GLYPHS.sub(b"   ", chunk)
+    return chunk.translate(_WORD_BYTES)
 _VALUE_WORD = re.compile(rb"[^\s0-9]*[0-9]\S*")
 MIN_VALUE_WORDS = 20
 MIN_VALUE_SHARE = 0.3  # of the sample's words: a page of records is mostly values
@@ -366,8 +377,8 @@ def _sample_words(data: bytes, head_bytes: int) -> bytes:
     ``_WORD_BYTES`` text, without the pieces of words cut there: "…baf" left of a cut id would be a new
     word on every page."""
     if len(data) <= head_bytes + SIG_TAIL_BYTES:
-        return data.translate(_WORD_BYTES)
-    head, tail = data[:head_bytes].translate(_WORD_BYTES), data[-SIG_TAIL_BYTES:].translate(_WORD_BYTES)
+        return _words(data)
+    head, tail = _words(data[:head_bytes]), _words(data[-SIG_TAIL_BYTES:])
     if head[-1] != 32 and _WORD_BYTES[data[head_bytes]] != 32:
         head = head[: max(head.rfind(b" "), 0)]
     if tail[0] != 32 and _WORD_BYTES[data[-SIG_TAIL_BYTES - 1]] != 32:
