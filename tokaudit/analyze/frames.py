@@ -443,10 +443,11 @@ _STEERED_RULE = _fill(
         WHEN length(args_values[i]) >= {long} AND args_skeleton LIKE '{{%' AND coalesce(args_values[i] = {prev2}[i], false) THEN 1
         -- A number standing as its own token in a URL, path or label of an MCP call moving by the same step
         -- as the call before ("…/part/6" → "…/part/11", "5/250" → "10/250"), nothing else changed.
-        WHEN _mcp AND CASE WHEN translate(args_values[i], '0123456789', '') = translate({prev}[i], '0123456789', '')  -- cheap first
-                                AND translate({prev}[i], '0123456789', '') = translate({prev2}[i], '0123456789', '')
-                                AND NOT regexp_matches(args_values[i], '\\s')
-                           THEN coalesce({token_step}, false) ELSE false END THEN 1
+        WHEN CASE WHEN NOT _mcp OR {prev2}[i] IS NULL THEN false  -- cheap tests first, one by one
+                  WHEN translate(args_values[i], '0123456789', '') != translate({prev}[i], '0123456789', '') THEN false
+                  WHEN translate({prev}[i], '0123456789', '') != translate({prev2}[i], '0123456789', '') THEN false
+                  WHEN regexp_matches(args_values[i], '\\s') THEN false
+                  ELSE coalesce({token_step}, false) END THEN 1
         WHEN regexp_matches(args_values[i], '{PROSE}') THEN 0
         ELSE -64
     END)) > 0
@@ -500,41 +501,52 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
     its tool whatever the shape (a first call without a cursor, then the same call with one). An MCP
-    call is also compared with its server's previous call of the same shape when another tool made
-    it (``alias_steered``: a loop spread over tools the server rotates). A call
+    call is also compared with the session's previous call when another tool of its server made it
+    with arguments of the same keys (``alias_steered``: a loop spread over tools the server rotates). A call
     with new JSON arguments of the same keys whose result's progress meter rose (``METER_SQL``) is
     steered too: the server paced it. ``mcp`` (SQL over the relation's columns) tells an MCP call —
     the calls some rules are kept to — from the agent's own tools.
     """
     same_shape = _STEERED_RULE.format(prev="_prev_values", prev2="_prev2_values", excerpt="_prev_excerpt", long=MAX_ARG_VALUE_CHARS)
     any_shape = _STEERED_RULE.format(prev="_any_values", prev2="(CAST(NULL AS VARCHAR[]))", excerpt="_any_excerpt", long=MAX_ARG_VALUE_CHARS)
-    # Aliases are compared on their own values: without the numbered tool name put first (analyze.frames._tools).
-    alias = _STEERED_RULE.format(prev="_alias_values", prev2="_alias2_values", excerpt="_alias_excerpt",
+    alias = _STEERED_RULE.format(prev="_alias_values", prev2="_alias2_values", excerpt="_last_excerpt",
                                  long=MAX_ARG_VALUE_CHARS).replace("args_values", "_own_values")
     # A list argument that grew in the middle ("skip": [the ids so far]) shifts the values after it: the
     # call is compared again with the values the result named taken out where they went in.
     grown = _STEERED_RULE.format(prev="_prev_values", prev2="(CAST(NULL AS VARCHAR[]))", excerpt="_prev_excerpt",
                                  long=MAX_ARG_VALUE_CHARS).replace("args_values", "_grown_values")
     return f"""
-        WITH s AS (SELECT *, {SHAPE_SQL} AS shape_hash, coalesce({mcp}, false) AS _mcp,
-                          -- The server of an MCP tool key ("server/tool"); none for the agent's own tools.
-                          CASE WHEN coalesce({mcp}, false) THEN nullif(regexp_extract(tool_key, '^(.*)/', 1), '') END AS _server,
-                          CASE WHEN regexp_matches(args_values[1], '[0-9]')
-                                    AND regexp_replace(args_values[1], '[0-9]+', '#', 'g') = regexp_extract(tool_key, '[^/]*$')
-                               THEN args_values[2:] ELSE args_values END AS _own_values
-                   FROM {relation}), w AS (
+        WITH s AS (
+            SELECT *, {SHAPE_SQL} AS shape_hash, coalesce({mcp}, false) AS _mcp,
+                   -- The server of an MCP tool key ("server/tool"); none for the agent's own tools.
+                   CASE WHEN coalesce({mcp}, false) THEN nullif(regexp_extract(tool_key, '^(.*)/', 1), '') END AS _server,
+                   -- An MCP tool's own values (for aliases), without its numbered name, which analyze.frames._tools
+                   -- puts first when it masks the number in the key ("fetch_part_#").
+                   CASE WHEN NOT coalesce({mcp}, false) THEN NULL WHEN contains(tool_key, '#') THEN args_values[2:]
+                        ELSE args_values END AS _own_values
+            FROM {relation}
+        ), s2 AS (
+            SELECT *, CASE WHEN _server IS NOT NULL THEN hash(_server, shape_hash) END AS _server_shape FROM s
+        ), w AS (
             SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
                    lag(result_excerpt) OVER same_shape AS _prev_excerpt,
                    lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt,
                    lag(shape_hash) OVER same_tool AS _any_shape,
-                   lag(tool_key) OVER same_server AS _alias_tool, lag(_own_values) OVER same_server AS _alias_values,
-                   lag(_own_values, 2) OVER same_server AS _alias2_values, lag(result_excerpt) OVER same_server AS _alias_excerpt,
-                   lag(_meter) OVER same_shape AS _prev_meter, lag(result_excerpt) OVER same_session AS _last_excerpt
-            FROM (SELECT *, {METER_SQL} AS _meter FROM s)
+                   lag(_meter) OVER same_shape AS _prev_meter, lag(result_excerpt) OVER same_session AS _last_excerpt,
+                   -- The session's previous call and the one before (another tool of the same server, maybe).
+                   lag(tool_key) OVER same_session AS _last_tool, lag(_server_shape) OVER same_session AS _last_server_shape,
+                   lag(_own_values) OVER same_session AS _last_values,
+                   lag(_server_shape, 2) OVER same_session AS _last2_server_shape, lag(_own_values, 2) OVER same_session AS _last2_values
+            FROM (SELECT *, {METER_SQL} AS _meter FROM s2)
             WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY {order_by}),
                    same_tool AS (PARTITION BY session_id, tool_key ORDER BY {order_by}),
-                   same_server AS (PARTITION BY session_id, _server, shape_hash ORDER BY {order_by}),
                    same_session AS (PARTITION BY session_id ORDER BY {order_by})
+        ), al AS (
+            -- An alias: the session's previous call, made by another tool of the same server with arguments of
+            -- the same keys; for a step, the call before it too.
+            SELECT *, CASE WHEN _last_server_shape = _server_shape AND _last_tool != tool_key THEN _last_values END AS _alias_values,
+                   CASE WHEN _last_server_shape = _server_shape AND _last2_server_shape = _server_shape THEN _last2_values END AS _alias2_values
+            FROM w
         ), g AS (
             -- Where values went in: the first place after which the rest can follow and the values put there
             -- are tokens of the previous result.
@@ -546,7 +558,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                                      AND list_bool_and(list_transform(args_values[j:j + len(args_values) - len(_prev_values) - 1],
                                                                       lambda x: length(x) >= 4 AND contains(_prev_excerpt, x))))[1]
                             END AS _insert_at
-                  FROM w)
+                  FROM al)
         ), v AS (
             SELECT *,
                    -- CASE evaluates each test only on the calls the ones before left undecided; after a call
@@ -557,16 +569,17 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                         ELSE coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _prev_values AND args_skeleton LIKE '{{%', false)
                    END AS _steered_here,
                    -- A server that spreads one loop over several tools of the same arguments (aliases it
-                   -- rotates: fetchPart, loadSegment, pullChunk …): the call against the server's previous call
-                   -- of that shape, when another tool made it.
-                   -- (Tested also on calls steered within their tool: it links the tools into one chain.)
-                   CASE WHEN _server IS NOT NULL AND _alias_tool IS DISTINCT FROM tool_key
+                   -- rotates: fetchPart, loadSegment, pullChunk …): the call against the previous one (``al``).
+                   -- (Only where the tool's own calls left it unsteered: the test is costly, and a loop's first
+                   -- calls of each name, before the tool has a step of its own, are enough to link the names.)
+                   CASE WHEN _alias_values IS NOT NULL AND NOT _steered_here
                         THEN coalesce({alias}, false) ELSE false END AS alias_steered
             FROM g
         )
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
-                          _last_excerpt, _mcp, _server, _own_values, _alias_tool, _alias_values, _alias2_values, _alias_excerpt,
-                          _insert_at, _grown_values, _steered_here),
+                          _last_excerpt, _mcp, _server, _own_values,
+                          _insert_at, _grown_values, _steered_here, _server_shape, _last_tool, _last_server_shape, _last_values,
+                          _last2_server_shape, _last2_values, _alias_values, _alias2_values),
                hash({HEADS.format(v="args_values")}) AS values_hash,
                -- For each sentence beside other values of an MCP call, the hash of the values without it.
                CASE WHEN len(args_values) > 1 AND _mcp THEN list_transform(
