@@ -68,18 +68,18 @@ def detect(context: Context, params: Params) -> list[Finding]:
         .group_by("session_id")
         .agg(pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).quantile(0.25, interpolation="lower").alias("_session_p25"))
     )
-    calls = calls.join(typical, on="session_id", how="left")
     q = params.baseline_quantile
     # Each session's hardest request after the tool (and after any tool), then the level typical sessions reach.
     per_tool = (
         calls.group_by("session_id", "model", "_fed_by").agg(pl.col("_think").max().alias("_hardest"))
         .group_by("model", "_fed_by").agg(pl.col("_hardest").quantile(q).alias("_level_tool"), pl.len().alias("_n_tool"))
     )
-    calls = with_model_family(calls)
-    hardest = calls.group_by("session_id", "model", "_family").agg(pl.col("_think").max().alias("_hardest"))
+    hardest = with_model_family(calls.group_by("session_id", "model").agg(pl.col("_think").max().alias("_hardest")))
     per_model = hardest.group_by("model").agg(pl.col("_hardest").quantile(q).alias("_level_model"), pl.len().alias("_n_model"))
     per_family = hardest.group_by("_family").agg(pl.col("_hardest").quantile(q).alias("_level_family"), pl.len().alias("_n_family"))
     own_model = pl.col("_n_model") >= params.min_model_sessions
+    # The levels are over every request; only requests above the token floor can fire, so only they get them.
+    calls = with_model_family(calls.filter(pl.col("_think") >= params.min_tokens)).join(typical, on="session_id", how="left")
     calls = (
         calls.join(per_tool, on=["model", "_fed_by"], how="left")
         .join(per_model, on="model", how="left")
