@@ -79,7 +79,7 @@ def _steer_chains(t: pl.DataFrame) -> pl.DataFrame:
 
 def _with_chain_keys(tools: pl.DataFrame) -> pl.DataFrame:
     key = pl.col("tool_key")
-    if "alias_steered" in tools.columns and tools["alias_steered"].any():
+    if tools["alias_steered"].any():
         # Every tool of a server that the rule linked to another of its tools, in a session, is one.
         aliased = pl.col("alias_steered").any().over("session_id", "tool_key")
         key = pl.when(aliased).then(pl.col("tool_key").str.replace(r"/[^/]*$", "/*")).otherwise(key)

@@ -494,6 +494,14 @@ HEAD = f"CASE WHEN length({{v}}) <= {MAX_ARG_VALUE_CHARS} THEN {{v}} WHEN regexp
 HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
 
 
+def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "args_values") -> str:
+    """SQL: ``_STEERED_RULE`` for the call's ``values`` (a column) against the earlier call's ``prev`` values,
+    ``prev2`` (the call before that, for steps; None: no such call) and ``excerpt`` (its result)."""
+    sql = _STEERED_RULE.format(prev=prev, prev2=prev2 or "(CAST(NULL AS VARCHAR[]))", excerpt=excerpt, long=MAX_ARG_VALUE_CHARS)
+    # The rule names the call's own values args_values throughout (its slots included).
+    return sql.replace("args_values", values) if values != "args_values" else sql
+
+
 def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
     """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
     result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered`` and ``alias_steered``, calls ordered
@@ -507,14 +515,12 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
     steered too: the server paced it. ``mcp`` (SQL over the relation's columns) tells an MCP call —
     the calls some rules are kept to — from the agent's own tools.
     """
-    same_shape = _STEERED_RULE.format(prev="_prev_values", prev2="_prev2_values", excerpt="_prev_excerpt", long=MAX_ARG_VALUE_CHARS)
-    any_shape = _STEERED_RULE.format(prev="_any_values", prev2="(CAST(NULL AS VARCHAR[]))", excerpt="_any_excerpt", long=MAX_ARG_VALUE_CHARS)
-    alias = _STEERED_RULE.format(prev="_alias_values", prev2="_alias2_values", excerpt="_last_excerpt",
-                                 long=MAX_ARG_VALUE_CHARS).replace("args_values", "_own_values")
+    same_shape = _steered_rule("_prev_values", "_prev2_values", "_prev_excerpt")
+    any_shape = _steered_rule("_any_values", None, "_any_excerpt")
+    alias = _steered_rule("_alias_values", "_alias2_values", "_last_excerpt", values="_own_values")
     # A list argument that grew in the middle ("skip": [the ids so far]) shifts the values after it: the
     # call is compared again with the values the result named taken out where they went in.
-    grown = _STEERED_RULE.format(prev="_prev_values", prev2="(CAST(NULL AS VARCHAR[]))", excerpt="_prev_excerpt",
-                                 long=MAX_ARG_VALUE_CHARS).replace("args_values", "_grown_values")
+    grown = _steered_rule("_prev_values", None, "_prev_excerpt", values="_grown_values")
     return f"""
         WITH s AS (
             SELECT *, {SHAPE_SQL} AS shape_hash, coalesce({mcp}, false) AS _mcp,
@@ -525,8 +531,6 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                    CASE WHEN NOT coalesce({mcp}, false) THEN NULL WHEN contains(tool_key, '#') THEN args_values[2:]
                         ELSE args_values END AS _own_values
             FROM {relation}
-        ), s2 AS (
-            SELECT *, CASE WHEN _server IS NOT NULL THEN hash(_server, shape_hash) END AS _server_shape FROM s
         ), w AS (
             SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
                    lag(result_excerpt) OVER same_shape AS _prev_excerpt,
@@ -537,7 +541,8 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                    lag(tool_key) OVER same_session AS _last_tool, lag(_server_shape) OVER same_session AS _last_server_shape,
                    lag(_own_values) OVER same_session AS _last_values,
                    lag(_server_shape, 2) OVER same_session AS _last2_server_shape, lag(_own_values, 2) OVER same_session AS _last2_values
-            FROM (SELECT *, {METER_SQL} AS _meter FROM s2)
+            FROM (SELECT *, {METER_SQL} AS _meter, CASE WHEN _server IS NOT NULL THEN hash(_server, shape_hash) END AS _server_shape
+                  FROM s)
             WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY {order_by}),
                    same_tool AS (PARTITION BY session_id, tool_key ORDER BY {order_by}),
                    same_session AS (PARTITION BY session_id ORDER BY {order_by})

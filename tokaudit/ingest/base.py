@@ -314,17 +314,6 @@ EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
 _WORD_BYTES = bytes(
     c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256)
 )
-# Box drawing, block elements and geometric shapes (U+2500–U+25FF: "├──", "███░░░", "■□") are layout, not
-# words, though non-ASCII: a progress bar filling up is the same empty page each time. Blanked byte for
-# byte (three spaces), so the sample's cuts stay where they were.
-_GLYPHS = re.compile(rb"\xe2[\x94-\x97][\x80-\xbf]")
-
-
-def _words(chunk: bytes) -> bytes:
-    """``chunk`` as ``_WORD_BYTES`` text, layout glyphs blanked."""
-    if b"\xe2" in chunk:
-        chunk = _GLYPHS.sub(b"   ", chunk)
-    return chunk.translate(_WORD_BYTES)
 _VALUE_WORD = re.compile(rb"[^\s0-9]*[0-9]\S*")
 MIN_VALUE_WORDS = 20
 MIN_VALUE_SHARE = 0.3  # of the sample's words: a page of records is mostly values
@@ -370,6 +359,19 @@ def _middle_pointers(middle: bytes) -> str:
 # 32 KiB: a sponge repeats well within it), so a huge result costs no more to measure than this.
 COMPRESS_MIN_BYTES = 2 * 1024
 COMPRESS_SAMPLE_BYTES = 32 * 1024
+
+
+# Box drawing, block elements and geometric shapes (U+2500–U+25FF: "├──", "███░░░", "■□") are layout, not
+# words, though non-ASCII: a progress bar filling up is the same empty page each time. Blanked byte for
+# byte (three spaces), so the sample's cuts stay where they were.
+_GLYPHS = re.compile(rb"\xe2[\x94-\x97][\x80-\xbf]")
+
+
+def _words(chunk: bytes) -> bytes:
+    """``chunk`` as ``_WORD_BYTES`` text, layout glyphs blanked."""
+    if b"\xe2" in chunk:
+        chunk = _GLYPHS.sub(b"   ", chunk)
+    return chunk.translate(_WORD_BYTES)
 
 
 def _sample_words(data: bytes, head_bytes: int) -> bytes:
