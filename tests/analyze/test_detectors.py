@@ -420,6 +420,27 @@ def test_a_sponge_of_random_data_is_measured_by_how_little_it_compresses():
     assert not [f for f in by(findings, "amplification", screenshots.session_id) if f.metric == "result_opaque"]
 
 
+def test_one_random_result_large_enough_is_a_sponge_on_its_own_and_one_smaller_is_not():
+    import base64
+    import random
+
+    rng = random.Random(12)
+    flood = base64.b64encode(rng.randbytes(90_000)).decode()  # ~120 KB: far above min_single_sponge_tokens
+    small = base64.b64encode(rng.randbytes(20_000)).decode()  # a sponge's size only when it comes back again
+    once, once_small = Session("claude-code:one-flood"), Session("claude-code:one-blob")
+    once.turn(tools=[("cloud/resolve_block", '{"block":"b1"}', flood)])
+    once_small.turn(tools=[("cloud/resolve_block", '{"block":"b2"}', small)])
+    for s in (once, once_small):
+        for k in range(4):  # the flood is re-read on every later request
+            s.turn(tools=[("Read", f'{{"file_path":"/src/m{k}.py"}}', "def f(): ...")])
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), once, once_small)
+    (f,) = [f for f in by(findings, "amplification", once.session_id) if f.metric == "result_opaque"]
+    assert f.evidence["calls"] == 1 and f.value < 1.45 and "returned a result of" in f.explanation
+    assert by(findings, "economic_dos", once.session_id)
+    assert not [f for f in by(findings, "amplification", once_small.session_id) if f.metric == "result_opaque"]
+
+
 def test_a_server_slower_than_the_prompt_cache_is_a_verdict_and_a_slow_build_twice_or_slow_polling_is_not():
     stall, build, poll = Session("claude-code:stall"), Session("claude-code:build"), Session("claude-code:slow-poll")
     stall.turn(tools=[("Read", '{"file_path":"/src/app.py"}', "def main(): ...")])

@@ -38,6 +38,11 @@ or more calls of a session. No model reads such text, yet every later request
 pays for it again; a sponge made of random data has no repetition to find and, from
 a server seen once, no usual size to exceed. False positives: a tool that returns
 a file's bytes as base64 text (the tokens are spent all the same).
+
+Repetitive and opaque results count on one call too when it is ``min_single_sponge_tokens``
+or more: a sponge server needs only one such result to flood the context, and what it
+holds — not its size alone — is the evidence. (A single large result of ordinary text
+is a document read; the size rules above keep needing ``min_verbose_calls``.)
 """
 
 from __future__ import annotations
@@ -77,6 +82,9 @@ class Params:
     # Random data spelled as text: base64 compresses 1.3×, hex and UUID lists 1.7×, anything a model reads 2× or more.
     max_opaque_compress_ratio: float = 1.45
     min_opaque_result_tokens: int = 5000
+    # One repetitive or random result this large (a hundred pages of text) is a sponge on its own: its content is
+    # the evidence, where a large result of ordinary text needs ``min_verbose_calls`` to be one.
+    min_single_sponge_tokens: int = 20_000
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -128,9 +136,13 @@ def detect(context: Context, params: Params) -> list[Finding]:
     return out
 
 
-def _per_session_tool(flagged: pl.DataFrame, params: Params, *measures: pl.Expr) -> pl.DataFrame:
+def _per_session_tool(flagged: pl.DataFrame, params: Params, *measures: pl.Expr, single_tokens: int | None = None) -> pl.DataFrame:
     """Flagged result rows per session and tool — calls, tokens, turns, first call, token method and
-    ``measures`` — where the tool did it on at least ``min_verbose_calls`` calls."""
+    ``measures`` — where the tool did it on at least ``min_verbose_calls`` calls, or once with at least
+    ``single_tokens`` tokens (when given)."""
+    enough = pl.col("calls") >= params.min_verbose_calls
+    if single_tokens is not None:
+        enough = enough | (pl.col("tokens") >= single_tokens)
     return flagged.group_by("session_id", "tool_key").agg(
         pl.len().alias("calls"),
         pl.col("result_tokens").sum().alias("tokens"),
@@ -139,7 +151,7 @@ def _per_session_tool(flagged: pl.DataFrame, params: Params, *measures: pl.Expr)
         pl.col("turn").max().alias("last_turn"),
         pl.col("tool_call_id").first().alias("first_call"),
         pl.col("result_tokens_method").first().alias("method"),
-    ).filter(pl.col("calls") >= params.min_verbose_calls)
+    ).filter(enough)
 
 
 def _turns(row: dict) -> dict[str, int | None]:
@@ -226,16 +238,17 @@ def _compression_outliers(context: Context, params: Params, already: set[tuple[s
         carried = pl.lit(0.0)
         ratio = pl.col("result_compress_ratio").min()
         threshold = (f"results of ≥ {params.min_opaque_result_tokens:,} tokens compressing ≤ {params.max_opaque_compress_ratio}× (zlib), "
-                     f"on ≥ {params.min_verbose_calls} calls")
+                     f"on ≥ {params.min_verbose_calls} calls or one of ≥ {params.min_single_sponge_tokens:,}")
     else:
         outlier = (pl.col("result_tokens") >= params.min_repetitive_result_tokens) & (pl.col("result_compress_ratio") >= params.min_compress_ratio)
         # What the results carried at most: each one's size divided by how many times it compresses.
         carried = pl.col("result_tokens") / pl.col("result_compress_ratio")
         ratio = pl.col("result_compress_ratio").max()
         threshold = (f"results of ≥ {params.min_repetitive_result_tokens:,} tokens compressing ≥ {params.min_compress_ratio}× (zlib), "
-                     f"on ≥ {params.min_verbose_calls} calls")
+                     f"on ≥ {params.min_verbose_calls} calls or one of ≥ {params.min_single_sponge_tokens:,}")
     per = _per_session_tool(
         tools.filter(pl.col("is_mcp") & outlier), params, carried.sum().alias("carried"), ratio.alias("ratio"),
+        single_tokens=params.min_single_sponge_tokens,
     ).sort("session_id", "tool_key")  # fmt: skip
     return [
         Finding(
@@ -251,7 +264,8 @@ def _compression_outliers(context: Context, params: Params, already: set[tuple[s
 
 
 def _compression_explanation(r: dict, opaque: bool) -> str:
-    head = f"{r['tool_key']!r} returned {r['calls']} results of {int(r['tokens']):,} tokens in all ({r['method']}) that compress "
+    returned = f"a result of {int(r['tokens']):,} tokens" if r["calls"] == 1 else f"{r['calls']} results of {int(r['tokens']):,} tokens in all"
+    head = f"{r['tool_key']!r} returned {returned} ({r['method']}) that compress{'es' if r['calls'] == 1 else ''} "
     if opaque:
         return head + (f"only {r['ratio']:.2f}× — random, encrypted or compressed bytes spelled as text (base64, hex), where anything "
                        "a model can read compresses 2× or more. A sponge: tokens the model cannot use, paid for again on every later request.")
