@@ -43,6 +43,8 @@ import sys
 import time
 from multiprocessing import Pool
 
+from tokaudit.simulate.text import CODE_TEMPLATES
+
 VERSION = "2.1.14"
 MODELS = ("claude-sonnet-4-5-20250929", "claude-opus-4-5-20251101")
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -83,25 +85,8 @@ WORDS = (
     "table index column schema report usage model count total time start end state handle "
     "should would could will need make sure first then next also because when where which"
 ).split()
-CODE_LINES = [
-    'def {w}_{v}(self, {a}: int, {b}: str = "") -> dict:',
-    '    """Return the {w} for {v}."""',
-    "    if {a} is None or not {b}:",
-    '        raise ValueError(f"bad {w}: {{{a}!r}}")',
-    '    result = {{"{w}": {a}, "{v}": {b}}}',
-    "    for item in self.{w}s:",
-    "        total += item.{v} * {n}",
-    "    return result",
-    "import {w}",
-    "from {w}.{v} import {a}, {b}",
-    "class {W}{V}(Base):",
-    "    {a} = Column(Integer, default={n})",
-    "    # TODO: handle the {w} case when {v} is empty",
-    '    logger.info("%s -> %s", {a}, {b})',
-    "const {a} = await fetch(`/api/{w}/${{{b}}}`);",
-    "    assert {w}_{v}({n}, 'x') == {{'{w}': {n}}}",
-    "",
-]
+# The simulator's lines of code (the same list, in the same order: a seed still gives the same corpus).
+CODE_LINES = CODE_TEMPLATES
 
 
 # --------------------------------------------------------------------------- pools

@@ -48,7 +48,7 @@ _WORDS = (
     "method helper branch commit review merge release version package client server route handler response status"
 ).split()
 
-_CODE_TEMPLATES = (
+CODE_TEMPLATES = (
     'def {w}_{v}(self, {a}: int, {b}: str = "") -> dict:',
     '    """Return the {w} for {v}."""',
     "    if {a} is None or not {b}:",
@@ -85,7 +85,7 @@ def _build_pools() -> tuple[str, str, str, str, tuple[str, ...]]:
     size, line_no = 0, 1
     while size < 300_000:
         w, v, a, b = (pick(rng, _WORDS) for _ in range(4))
-        line = pick(rng, _CODE_TEMPLATES).format(w=w, v=v, a=a, b=b, W=w.capitalize(), V=v.capitalize(), n=ri(rng, 0, 999))
+        line = pick(rng, CODE_TEMPLATES).format(w=w, v=v, a=a, b=b, W=w.capitalize(), V=v.capitalize(), n=ri(rng, 0, 999))
         numbered.append(f"{line_no:6d}\u2192{line}\n")
         raw.append(line + "\n")
         size += len(line) + 8
