@@ -517,7 +517,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
     """
     same_shape = _steered_rule("_prev_values", "_prev2_values", "_prev_excerpt")
     any_shape = _steered_rule("_any_values", None, "_any_excerpt")
-    alias = _steered_rule("_alias_values", "_alias2_values", "_last_excerpt", values="_own_values")
+    alias = _steered_rule("_alias_values", "_alias2_values", "_alias_excerpt", values="_own_values")
     # A list argument that grew in the middle ("skip": [the ids so far]) shifts the values after it: the
     # call is compared again with the values the result named taken out where they went in.
     grown = _steered_rule("_prev_values", None, "_prev_excerpt", values="_grown_values")
@@ -540,7 +540,8 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                    -- The session's previous call and the one before (another tool of the same server, maybe).
                    lag(tool_key) OVER same_session AS _last_tool, lag(_server_shape) OVER same_session AS _last_server_shape,
                    lag(_own_values) OVER same_session AS _last_values,
-                   lag(_server_shape, 2) OVER same_session AS _last2_server_shape, lag(_own_values, 2) OVER same_session AS _last2_values
+                   lag(_server_shape, 2) OVER same_session AS _last2_server_shape, lag(_own_values, 2) OVER same_session AS _last2_values,
+                   lag(tool_key, 2) OVER same_session AS _last2_tool, lag(result_excerpt, 2) OVER same_session AS _last2_excerpt
             FROM (SELECT *, {METER_SQL} AS _meter, CASE WHEN _server IS NOT NULL THEN hash(_server, shape_hash) END AS _server_shape
                   FROM s)
             WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY {order_by}),
@@ -548,10 +549,14 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                    same_session AS (PARTITION BY session_id ORDER BY {order_by})
         ), al AS (
             -- An alias: the session's previous call, made by another tool of the same server with arguments of
-            -- the same keys; for a step, the call before it too.
-            SELECT *, CASE WHEN _last_server_shape = _server_shape AND _last_tool != tool_key THEN _last_values END AS _alias_values,
-                   CASE WHEN _last_server_shape = _server_shape AND _last2_server_shape = _server_shape THEN _last2_values END AS _alias2_values
-            FROM w
+            -- the same keys; for a step, the call before it too. When the previous call was an aside (another
+            -- server's, or the agent's own: a file read between two calls of the loop), the call before it.
+            SELECT *, CASE WHEN _alias_at = 1 THEN _last_values WHEN _alias_at = 2 THEN _last2_values END AS _alias_values,
+                   CASE WHEN _alias_at = 1 THEN _last_excerpt WHEN _alias_at = 2 THEN _last2_excerpt END AS _alias_excerpt,
+                   CASE WHEN _alias_at = 1 AND _last2_server_shape = _server_shape THEN _last2_values END AS _alias2_values
+            FROM (SELECT *, CASE WHEN _last_server_shape = _server_shape THEN CASE WHEN _last_tool != tool_key THEN 1 END
+                                 WHEN _last2_server_shape = _server_shape AND _last2_tool != tool_key THEN 2 END AS _alias_at
+                  FROM w)
         ), g AS (
             -- Where values went in: the first place after which the rest can follow and the values put there
             -- are tokens of the previous result.
@@ -584,7 +589,8 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
                           _last_excerpt, _mcp, _server, _own_values,
                           _insert_at, _grown_values, _steered_here, _server_shape, _last_tool, _last_server_shape, _last_values,
-                          _last2_server_shape, _last2_values, _alias_values, _alias2_values),
+                          _last2_server_shape, _last2_values, _last2_tool, _last2_excerpt, _alias_at, _alias_values, _alias_excerpt,
+                          _alias2_values),
                hash({HEADS.format(v="args_values")}) AS values_hash,
                -- For each sentence beside other values of an MCP call, the hash of the values without it.
                CASE WHEN len(args_values) > 1 AND _mcp THEN list_transform(
