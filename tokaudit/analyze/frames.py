@@ -509,8 +509,9 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
     its tool whatever the shape (a first call without a cursor, then the same call with one). An MCP
-    call is also compared with the session's previous call when another tool of its server made it
-    with arguments of the same keys (``alias_steered``: a loop spread over tools the server rotates). A call
+    call is also compared with the session's previous call (or, after one aside, the call before it) when
+    another tool of its server made it with arguments of the same keys (``alias_steered``: a loop spread over
+    tools the server rotates). A call
     with new JSON arguments of the same keys whose result's progress meter rose (``METER_SQL``) is
     steered too: the server paced it. ``mcp`` (SQL over the relation's columns) tells an MCP call —
     the calls some rules are kept to — from the agent's own tools.
