@@ -314,7 +314,15 @@ EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
 _WORD_BYTES = bytes(
     c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256)
 )
-_VALUE_WORD = re.compile(rb"[^\s0-9]*[0-9]\S*")
+_DIGITS = b"0123456789"
+
+
+def _values(words: list[bytes]) -> list[bytes]:
+    """The words with a digit. (A regular expression searching for one rescans each word from every byte
+    of it: quadratic in a word's length, and a sentence of Chinese or Japanese is one long word here.)"""
+    return [w for w in words if len(w.translate(None, _DIGITS)) != len(w)]
+
+
 MIN_VALUE_WORDS = 20
 MIN_VALUE_SHARE = 0.3  # of the sample's words: a page of records is mostly values
 # The token a tail excerpt starts inside of: dropped, since a key cut there has lost the prefix
@@ -361,16 +369,36 @@ COMPRESS_MIN_BYTES = 2 * 1024
 COMPRESS_SAMPLE_BYTES = 32 * 1024
 
 
-# Box drawing, block elements and geometric shapes (U+2500–U+25FF: "├──", "███░░░", "■□") are layout, not
-# words, though non-ASCII: a progress bar filling up is the same empty page each time. Blanked byte for
-# byte (three spaces), so the sample's cuts stay where they were.
-_GLYPHS = re.compile(rb"\xe2[\x94-\x97][\x80-\xbf]")
+# Separators though non-ASCII, blanked byte for byte (three spaces) so the sample's cuts stay where they were:
+# - box drawing, block elements and geometric shapes (U+2500–U+25FF: "├──", "███░░░", "■□") are layout, not
+#   words: a progress bar filling up is the same empty page each time;
+# - typographic punctuation (U+2000–U+206F: ’ “ ” — …) separates words as its ASCII twin does ("don’t" as
+#   "don't");
+# - the punctuation of Chinese and Japanese text (U+3000–U+303F: 、。「」; the fullwidth ，：；！？（）).
+_SEPARATORS = re.compile(
+    rb"\xe2(?:[\x94-\x97][\x80-\xbf]|\x80[\x80-\xbf]|\x81[\x80-\xaf])|\xe3\x80[\x80-\xbf]"
+    rb"|\xef(?:\xbc[\x81-\x8f\x9a-\xa0\xbb-\xbf]|\xbd[\x80\x9b-\xa5])"
+)
+# Scripts written without spaces between words (Chinese, Japanese kana, Thai): a sentence would be one
+# "word", and one cut at the sample's edge would be dropped whole. Each run of their characters becomes
+# its overlapping pairs of characters (the usual unit for comparing such text), so two pages of it share a
+# word where they share a phrase.
+_UNSPACED_RUN = re.compile(rb"(?:\xe3[\x81-\xbf][\x80-\xbf]|[\xe4-\xe9][\x80-\xbf]{2}|\xe0[\xb8\xb9][\x80-\xbf])+")
+
+
+def _pairs(run: re.Match[bytes]) -> bytes:
+    """A run of 3-byte characters as its overlapping pairs, spaced (a single character stays itself)."""
+    chars = run.group()
+    if len(chars) <= 3:
+        return chars
+    return b" " + b" ".join(chars[i : i + 6] for i in range(0, len(chars) - 3, 3)) + b" "
 
 
 def _words(chunk: bytes) -> bytes:
-    """``chunk`` as ``_WORD_BYTES`` text, layout glyphs blanked."""
-    if b"\xe2" in chunk:
-        chunk = _GLYPHS.sub(b"   ", chunk)
+    """``chunk`` as ``_WORD_BYTES`` text: non-ASCII separators blanked, unspaced scripts in pairs of characters."""
+    if not chunk.isascii():
+        chunk = _SEPARATORS.sub(b"   ", chunk)
+        chunk = _UNSPACED_RUN.sub(_pairs, chunk)
     return chunk.translate(_WORD_BYTES)
 
 
@@ -394,11 +422,12 @@ def _sig_words(data: bytes) -> set[bytes]:
     values (words with a digit) of its first ``SIG_VALUE_HEAD_BYTES`` and last ``SIG_TAIL_BYTES`` when there
     are ``MIN_VALUE_WORDS`` of them and they make ``MIN_VALUE_SHARE`` of its words (a listing of records)."""
     text = _sample_words(data, SIG_HEAD_BYTES)
-    tokens, found = text.split(), _VALUE_WORD.findall(text)
+    tokens = text.split()
+    found = _values(tokens)
     words = set(tokens).difference(found)
     if len(data) > SIG_HEAD_BYTES + SIG_TAIL_BYTES:
-        further = _sample_words(data, SIG_VALUE_HEAD_BYTES)
-        tokens, found = further.split(), _VALUE_WORD.findall(further)
+        tokens = _sample_words(data, SIG_VALUE_HEAD_BYTES).split()
+        found = _values(tokens)
     values = set(found)
     # Records are mostly values; templated lines numbered or stamped one by one are mostly words.
     if len(values) >= MIN_VALUE_WORDS and len(found) >= MIN_VALUE_SHARE * len(tokens):

@@ -1,0 +1,41 @@
+"""The result signature's words: values (words with a digit) apart from the rest, in any script."""
+
+from __future__ import annotations
+
+from tokaudit.ingest.base import EMPTY_BIN, SIG_HEAD_BYTES, _sig_words, _values, result_features
+
+
+def test_values_are_the_words_holding_a_digit_wherever_the_digit_is():
+    words = b"page 3 of item_12 v2x a_b 2026 \xe7\xac\xac3\xe9\xa1\xb5 \xe4\xb8\xad\xe6\x96\x87".split()
+    assert _values(words) == [b"3", b"item_12", b"v2x", b"2026", "第3页".encode()]
+
+
+def test_chinese_text_is_compared_by_pairs_of_characters_and_its_numbers_are_values():
+    status = "任务已完成，第3步。".encode()
+    assert _sig_words(status) == {w.encode() for w in ("任务", "务已", "已完", "完成")}  # "第3步" is a value
+
+
+def test_a_long_sentence_without_spaces_keeps_its_words_when_the_sample_cuts_it():
+    # One run of characters far longer than the sample: once one "word", dropped whole as cut at the edge.
+    sentence = ("这是一个很长的中文句子没有空格" * 40).encode()
+    assert len(sentence) > 3 * SIG_HEAD_BYTES
+    words = _sig_words(sentence)
+    assert {"中文".encode(), "句子".encode()} <= words
+    assert all(len(w) == 6 for w in words)  # whole pairs only: no piece of a character cut at an edge
+    assert EMPTY_BIN not in result_features(sentence)["result_sig"]
+
+
+def test_two_pages_of_chinese_sharing_a_boilerplate_share_its_words_and_differ_in_their_own():
+    boiler = "本页内容由系统自动生成，请勿回复。"
+    a, b = _sig_words((boiler + "北京今天天气晴朗").encode()), _sig_words((boiler + "上海明天可能下雨").encode())
+    assert "系统".encode() in a & b and "天气".encode() in a - b and "下雨".encode() in b - a
+
+
+def test_typographic_punctuation_separates_words_as_ascii_punctuation_does():
+    assert _sig_words("don’t stop — “now”…".encode()) == _sig_words(b"don't stop - \"now\"...")
+
+
+def test_a_listing_of_records_keeps_its_values():
+    listing = "".join(f'{{"id":"i-{n:08x}","zone":"eu-{n % 3}a"}}\n' for n in range(40)).encode()
+    words = _sig_words(listing)
+    assert {b"id", b"zone", b"00000001", b"00000027"} <= words
