@@ -171,6 +171,23 @@ def test_a_loop_spread_over_aliases_the_server_rotates_is_one_chain():
     assert by(findings, "economic_dos", s.session_id)
 
 
+def test_reading_a_chinese_document_page_by_page_is_no_loop():
+    """Pages of Chinese text (no spaces between words), each new: once each page's signature was empty —
+    one long "word" cut at the sample's edge — and twelve new pages read as twelve repeats."""
+    rng = random.Random(4)
+    chars = "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生自会那后能对着事其里所去行过家十用发天如然作方成者日都三小手心前"
+    s = Session("claude-code:zh-handbook")
+    cursor = "start"
+    for _ in range(12):
+        page, nxt = "".join(rng.choice(chars) for _ in range(1500)), f"c{rng.randrange(10**8):08d}"
+        s.turn(tools=[("docs/read_page", f'{{"doc":"handbook","cursor":"{cursor}"}}', f'{{"text":"{page}","next_cursor":"{nxt}"}}')])
+        cursor = nxt
+    s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), s)
+    assert not by(findings, "economic_dos", s.session_id)
+    assert not by(findings, "near_duplicates", s.session_id) and not by(findings, "payload_withholding", s.session_id)
+
+
 def test_a_loop_over_aliases_with_a_file_read_between_its_calls_is_still_one_chain():
     """The agent reads a file after each answer: the loop's previous call is the one before that aside.
     (A step needs the two calls before; a counter going up by one, or a token copied, needs one.)"""
