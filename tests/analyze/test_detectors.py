@@ -188,6 +188,21 @@ def test_reading_a_chinese_document_page_by_page_is_no_loop():
     assert not by(findings, "near_duplicates", s.session_id) and not by(findings, "payload_withholding", s.session_id)
 
 
+def test_a_counter_loop_narrated_in_chinese_is_one_chain():
+    """The model gives a reason in Chinese beside the counter on every call: a phrase written without spaces
+    is free text (neutral beside the counter), as an English sentence is."""
+    rng = random.Random(9)
+    reasons = ["继续获取下一部分数据", "服务器要求继续调用", "正在读取剩余的记录", "按照提示获取下一页", "还有更多内容需要加载", "根据返回结果继续处理"]
+    s = Session("claude-code:zh-narrated-loop")
+    for n in range(1, 21):
+        s.turn(tools=[("export/fetch_segment", f'{{"job":"exp-7","segment":{n},"reason":"{rng.choice(reasons)}"}}',
+                       f"第{n}段已处理，剩余{40 - n}段。请使用 segment={n + 1} 再次调用。" + "处理日志正常。" * 30)], output_tokens=300)
+    s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), s)
+    (loop,) = by(findings, "continuation_loop", s.session_id)
+    assert loop.value >= 19
+
+
 def test_a_loop_over_aliases_with_a_file_read_between_its_calls_is_still_one_chain():
     """The agent reads a file after each answer: the loop's previous call is the one before that aside.
     (A step needs the two calls before; a counter going up by one, or a token copied, needs one.)"""

@@ -292,10 +292,14 @@ def compaction_segments(calls: pl.DataFrame, compactions: pl.DataFrame, key: str
     return full.sort("_row")["segment"].fill_null(0).cast(pl.Int64)
 
 
-# Free text: two words or more (a question, a draft, a narration of the call), not a token.
-PROSE_PATTERN = "\\S\\s+\\S"
-# A narration of a call is a sentence: four words or more (a shell command or a topic is shorter).
-NARRATION_PATTERN = "\\S+\\s+\\S+\\s+\\S+\\s+\\S"
+# Scripts written without spaces between words: Chinese, Japanese, Thai.
+_UNSPACED = "[\\p{Han}\\p{Hiragana}\\p{Katakana}\\p{Thai}]"
+# Free text: two words or more (a question, a draft, a narration of the call) — or four characters of an
+# unspaced script, a phrase — not a token.
+PROSE_PATTERN = f"\\S\\s+\\S|{_UNSPACED}{{4}}"
+# A narration of a call is a sentence: four words or more, or eight characters of an unspaced script (a
+# shell command or a topic is shorter).
+NARRATION_PATTERN = f"\\S+\\s+\\S+\\s+\\S+\\s+\\S|{_UNSPACED}{{8}}"
 
 # A value copied as a token from the result before it: that of the same tool, or — id- or path-like,
 # sent to an MCP tool — the session's last result. (The agent's own tools reading, one after another,
@@ -454,7 +458,7 @@ _STEERED_RULE = _fill(
 """,
     # In this order: a slot's SQL may hold the slots after it.
     ("{copied}", _COPIED),
-    ("{PROSE}", PROSE_PATTERN),
+    ("{PROSE}", PROSE_PATTERN.replace("{", "{{").replace("}", "}}")),  # the rule is formatted later
     ("{WORD_COUNTER}", "([A-Za-z][A-Za-z_]*[-_]?)([0-9]{{1,9}})"),
     ("{spelled:NUMBER_WORDS}", _spelled_up_by_one(NUMBER_WORDS)),
     ("{spelled:LETTERS}", _spelled_up_by_one(LETTERS)),
