@@ -296,8 +296,8 @@ def compaction_segments(calls: pl.DataFrame, compactions: pl.DataFrame, key: str
 PROSE_PATTERN = "\\S\\s+\\S"
 # A narration of a call is a sentence: four words or more (a shell command or a topic is shorter).
 NARRATION_PATTERN = "\\S+\\s+\\S+\\s+\\S+\\s+\\S"
-# Scripts written without spaces between words (Chinese, Japanese, Thai): four of their characters are a
-# phrase, eight a sentence.
+# Scripts written without spaces between words (Chinese, Japanese, Thai — the scripts the result signature
+# reads in pairs of characters, ingest.base._UNSPACED_RUN): four of their characters are a phrase, eight a sentence.
 _UNSPACED = "[\\p{Han}\\p{Hiragana}\\p{Katakana}\\p{Thai}]"
 
 
