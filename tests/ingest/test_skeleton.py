@@ -55,3 +55,20 @@ def test_argument_values_keep_a_urls_query_string_and_cut_text_short():
     assert args_values(json.dumps({"code": text[:90]})) == [text[:90]]  # short enough to keep whole
     blob = "x" * 1000  # a value without spaces is still bounded
     assert args_values(json.dumps({"b": blob})) == ["x" * MAX_ARG_TOKEN_CHARS]
+
+
+def test_the_audits_value_head_is_the_head_ingest_kept():
+    """``analyze.frames.HEAD`` (SQL) reads the values ``args_values`` stored: a text's head without the end
+    ingest kept beside it, so a draft re-sent grown at its end has the same head; tokens and short text whole."""
+    import duckdb
+
+    from tokaudit.analyze.frames import HEAD
+
+    draft = "Dear team, the quarterly figures are attached and the summary follows below. " * 3
+    values = [
+        *args_values(json.dumps({"a": draft, "b": draft + "One more paragraph at the end.", "c": "x" * 1000, "d": "short text"})),
+        "https://api.example.com/v1/items?fields=id,title,body&sort=updated&q=auth&cursor=c_9f2kq81&limit=50",
+    ]
+    heads = [duckdb.execute(f"SELECT {HEAD.format(v='v')} FROM (SELECT ?::VARCHAR AS v)", [v]).fetchone()[0] for v in values]
+    assert heads[0] == heads[1] == draft[:MAX_ARG_VALUE_CHARS]
+    assert heads[2:] == values[2:]
