@@ -43,6 +43,7 @@ import sys
 import time
 from multiprocessing import Pool
 
+# The simulator's lines of code (the same list, in the same order: a seed still gives the same corpus).
 from tokaudit.simulate.text import CODE_TEMPLATES
 
 VERSION = "2.1.14"
@@ -85,8 +86,6 @@ WORDS = (
     "table index column schema report usage model count total time start end state handle "
     "should would could will need make sure first then next also because when where which"
 ).split()
-# The simulator's lines of code (the same list, in the same order: a seed still gives the same corpus).
-CODE_LINES = CODE_TEMPLATES
 
 
 # --------------------------------------------------------------------------- pools
@@ -104,7 +103,7 @@ def _build_pools() -> tuple[str, str, str, list[str]]:
     n = 0
     ln = 1
     while n < 600_000:
-        tpl = r.choice(CODE_LINES)
+        tpl = r.choice(CODE_TEMPLATES)
         w, v, a, b = (r.choice(WORDS) for _ in range(4))
         line = tpl.format(w=w, v=v, a=a, b=b, W=w.capitalize(), V=v.capitalize(), n=r.randint(0, 999))
         s = f"{ln:6d}\u2192{line}\n"

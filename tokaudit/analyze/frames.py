@@ -432,8 +432,8 @@ _STEERED_RULE = _fill(
                                   - (TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE)))
                               <= CASE WHEN contains(args_values[i], '.')
                                            AND abs(TRY_CAST({prev}[i] AS DOUBLE) - TRY_CAST({prev2}[i] AS DOUBLE))
-                                               >= 10 * pow(10, -(length(args_values[i]) - strpos(args_values[i], '.')))
-                                      THEN 1.01 * pow(10, -(length(args_values[i]) - strpos(args_values[i], '.'))) ELSE 0 END),
+                                               >= 10 * {last_digit}
+                                      THEN 1.01 * {last_digit} ELSE 0 END),
                       false) THEN 1
         -- A numbered word of an MCP call going up by one ("step-07" → "step-08", "seg7" → "seg8"); a
         -- file name ("f3.py") or a path has more than a word and its number.
@@ -476,6 +476,8 @@ _STEERED_RULE = _fill(
 """,
     # In this order: a slot's SQL may hold the slots after it.
     ("{copied}", _COPIED),
+    # One unit of a decimal value's last digit (0.001 for "0.029").
+    ("{last_digit}", "pow(10, -(length(args_values[i]) - strpos(args_values[i], '.')))"),
     ("{prose}", _prose_sql("args_values[i]").replace("{", "{{").replace("}", "}}")),  # the rule is formatted later
     ("{WORD_COUNTER}", "([A-Za-z][A-Za-z_]*[-_]?)([0-9]{{1,9}})"),
     ("{spelled:NUMBER_WORDS}", _spelled_up_by_one(NUMBER_WORDS)),

@@ -314,15 +314,6 @@ EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
 _WORD_BYTES = bytes(
     c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256)
 )
-_DIGITS = b"0123456789"
-
-
-def _values(words: list[bytes]) -> list[bytes]:
-    """The words with a digit. (A regular expression searching for one rescans each word from every byte
-    of it: quadratic in a word's length, and a sentence of Chinese or Japanese is one long word here.)"""
-    return [w for w in words if len(w.translate(None, _DIGITS)) != len(w)]
-
-
 MIN_VALUE_WORDS = 20
 MIN_VALUE_SHARE = 0.3  # of the sample's words: a page of records is mostly values
 # The token a tail excerpt starts inside of: dropped, since a key cut there has lost the prefix
@@ -415,6 +406,15 @@ def _sample_words(data: bytes, head_bytes: int) -> bytes:
         cut = tail.find(b" ")
         tail = tail[cut:] if cut >= 0 else b""
     return head + b" " + tail
+
+
+_DIGITS = b"0123456789"
+
+
+def _values(words: list[bytes]) -> list[bytes]:
+    """The words with a digit. (A regular expression searching for one rescans each word from every byte
+    of it: quadratic in a word's length, and a sentence of Chinese or Japanese is one long word here.)"""
+    return [w for w in words if len(w.translate(None, _DIGITS)) != len(w)]
 
 
 def _sig_words(data: bytes) -> set[bytes]:
