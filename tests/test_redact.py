@@ -25,6 +25,9 @@ KEY = "sk-ant-api03-H3M1XS0DRdJuPnBIKpi99lSi0tcL21pffWQJEeNajnez0LHtfROUrWW6XAA"
         ("url?token%3D" + KEY, "H3M1XS0D"),
         ('{"x":"Authorization:Bearer%20eyJhbGciOiJIUzI1NiJ9.X0a2dXich"}', "eyJhbGci"),  # the space URL-encoded
         ("Authorization=Bearer+eyJhbGciOiJIUzI1NiJ9.X0a2dXich", "eyJhbGci"),
+        # A key name that starts with another pattern's literal ("bearer"): both patterns still run.
+        ('{"bearer_token": "qwertyuiop123"}', "qwertyuiop"),
+        ("bearer-token=qwertyuiop123 and Bearer zxcvbnmasdfg", "qwertyuiop"),
     ],
 )
 def test_credentials_in_raw_log_text_are_redacted(text, secret):
