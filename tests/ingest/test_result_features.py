@@ -39,3 +39,10 @@ def test_a_listing_of_records_keeps_its_values():
     listing = "".join(f'{{"id":"i-{n:08x}","zone":"eu-{n % 3}a"}}\n' for n in range(40)).encode()
     words = _sig_words(listing)
     assert {b"id", b"zone", b"00000001", b"00000027"} <= words
+
+
+def test_japanese_kana_and_thai_are_read_in_pairs_too():
+    # Kana start with byte E3 and Thai with E0: the quick check that skips texts without such scripts
+    # must let both through.
+    assert "ータ".encode() in _sig_words("ユーザーのデータを読む".encode())
+    assert "ษา".encode() in _sig_words("ภาษาไทย".encode())
