@@ -46,3 +46,10 @@ def test_japanese_kana_and_thai_are_read_in_pairs_too():
     # must let both through.
     assert "ータ".encode() in _sig_words("ユーザーのデータを読む".encode())
     assert "ษา".encode() in _sig_words("ภาษาไทย".encode())
+
+
+def test_arrows_symbols_and_emoji_separate_words_and_number_forms_stay_words():
+    # A file read numbers its lines "   12→import os": the line's first word is a word, not part of a value.
+    assert _sig_words("   1→import os\n   2→print(x)".encode()) == {b"import", b"os", b"print", b"x"}
+    assert _sig_words("✅ done 🔄 again ⠋ ★ ≥ ⏳".encode()) == {b"done", b"again"}
+    assert "Ⅳ".encode() in _sig_words("step Ⅳ".encode())

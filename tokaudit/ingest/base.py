@@ -361,15 +361,21 @@ COMPRESS_SAMPLE_BYTES = 32 * 1024
 
 
 # Separators though non-ASCII, blanked byte for byte (three spaces) so the sample's cuts stay where they were:
-# - box drawing, block elements and geometric shapes (U+2500–U+25FF: "├──", "███░░░", "■□") are layout, not
-#   words: a progress bar filling up is the same empty page each time;
+# - symbols: arrows, mathematical and technical signs (U+2190–U+23FF: "→", "≥", "⏳"), box drawing, block
+#   elements, geometric shapes, dingbats, braille spinners and other symbols (U+2500–U+2BFF: "├──",
+#   "███░░░", "■□", "✓", "★", "⠋") are layout, not words: a progress bar filling up is the same empty page
+#   each time, and a file read's line numbers ("   12→import os") stand apart from the line's first word;
 # - typographic punctuation (U+2000–U+206F: ’ “ ” — …) separates words as its ASCII twin does ("don’t" as
 #   "don't");
-# - the punctuation of Chinese and Japanese text (U+3000–U+303F: 、。「」; the fullwidth ，：；！？（）).
+# - the punctuation of Chinese and Japanese text (U+3000–U+303F: 、。「」; the fullwidth ，：；！？（）), and the
+#   variation selectors that follow an emoji (U+FE00–U+FE0F).
+# (Number forms, U+2150–U+218F, stay words: "Ⅳ" is a counter's value as "iv" is.)
 _SEPARATORS = re.compile(
-    rb"\xe2(?:[\x94-\x97][\x80-\xbf]|\x80[\x80-\xbf]|\x81[\x80-\xaf])|\xe3\x80[\x80-\xbf]"
-    rb"|\xef(?:\xbc[\x81-\x8f\x9a-\xa0\xbb-\xbf]|\xbd[\x80\x9b-\xa5])"
+    rb"\xe2(?:\x86[\x90-\xbf]|[\x87-\x8f\x94-\xaf][\x80-\xbf]|\x80[\x80-\xbf]|\x81[\x80-\xaf])|\xe3\x80[\x80-\xbf]"
+    rb"|\xef(?:\xbc[\x81-\x8f\x9a-\xa0\xbb-\xbf]|\xbd[\x80\x9b-\xa5]|\xb8[\x80-\x8f])"
 )
+# Emoji (U+1F300–U+1FAFF: "🔄", "📄", "🚀") are four bytes, blanked by four spaces.
+_EMOJI = re.compile(rb"\xf0\x9f[\x8c-\xab][\x80-\xbf]")
 # Scripts written without spaces between words (Chinese, Japanese kana, Thai): a sentence would be one
 # "word", and one cut at the sample's edge would be dropped whole. Each run of their characters becomes
 # its overlapping pairs of characters (the usual unit for comparing such text), so two pages of it share a
@@ -393,6 +399,8 @@ def _words(chunk: bytes) -> bytes:
     """``chunk`` as ``_WORD_BYTES`` text: non-ASCII separators blanked, unspaced scripts in pairs of characters."""
     if not chunk.isascii():
         chunk = _SEPARATORS.sub(b"   ", chunk)
+        if b"\xf0" in chunk:
+            chunk = _EMOJI.sub(b"    ", chunk)
         if chunk.translate(None, _NOT_UNSPACED_LEAD):
             chunk = _UNSPACED_RUN.sub(_pairs, chunk)
     return chunk.translate(_WORD_BYTES)
