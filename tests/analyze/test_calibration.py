@@ -37,13 +37,14 @@ def test_calibrated_thresholds_clear_the_benign_reference_and_keep_catching_loop
 
 
 def test_long_benign_paginations_set_the_long_chain_length_not_the_loop_length():
-    """Real paginations of 35 pages are steered chains of new content: they raise min_long_len only, so a
-    short repetitive loop is still caught."""
+    """Real paginations of 35 pages are steered chains of new content: they raise min_long_len (and, their
+    pages being small, min_drip_len) and not min_len, so a short repetitive loop is still caught."""
     from tests.analyze.test_detectors import _long_pagination
 
     reference = benign(30) + [_long_pagination(f"claude-code:pages-{i}", 35, 2_000) for i in range(3)]
     thresholds = calibrate_thresholds(frames(*reference), fpr=0.0)
-    assert thresholds["continuation_loop"] == {"min_long_len": 36}
+    # Their pages are small (slivers, to the drip rule), so they raise the drip length too.
+    assert thresholds["continuation_loop"] == {"min_long_len": 36, "min_drip_len": 36}
     params = resolve_params(thresholds)
     context = build_context(frames(*reference, counter_loop(steps=6)))
     findings, _ = run_detectors(context, params, only={"continuation_loop"})

@@ -238,7 +238,8 @@ def test_a_steered_chain_of_boilerplate_pages_is_a_loop_even_when_each_page_has_
 
 
 def _long_pagination(session_id: str, pages: int, context_tokens: int) -> Session:
-    """A cursor copied from each page into the next call; every page new words (distinct prose or records)."""
+    """A cursor copied from each page into the next call; every page new words (distinct prose or records),
+    about 120 tokens of them (small pages: slivers, to the drip rule)."""
     rng = random.Random(session_id)
     vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7)) for _ in range(4000)]
     s = Session(session_id, context_tokens=context_tokens)
@@ -257,7 +258,9 @@ def test_a_very_long_steered_chain_of_new_content_is_reported_and_a_verdict_only
     cost only with ``long_chain_verdict`` on."""
     cheap, costly = _long_pagination("claude-code:cheap-pages", 35, 500), _long_pagination("claude-code:costly-pages", 35, 60_000)
     short = _long_pagination("claude-code:short-pages", 20, 60_000)
-    findings = audit(*benign(30), cheap, costly, short, economic_dos={"long_chain_verdict": long_chain_verdict})
+    # Its pages are small: with the drip rule on they would be slivers (the drip test); here they are pages.
+    findings = audit(*benign(30), cheap, costly, short, economic_dos={"long_chain_verdict": long_chain_verdict},
+                     continuation_loop={"max_drip_result_tokens": 0})
     for s in (cheap, costly):
         (loop,) = by(findings, "continuation_loop", s.session_id)
         assert loop.evidence["repetitive"] is False and loop.evidence["steered_novelty"] >= 0.4 and loop.value == 35
@@ -536,6 +539,56 @@ def test_a_fan_out_returning_the_same_large_boilerplate_is_a_verdict_and_real_lo
     (verdict,) = by(findings, "economic_dos", fanout.session_id)
     assert verdict.tool_key == "lake/hydrate_shard"
     assert not by(findings, "economic_dos", lookups.session_id)
+
+
+def test_a_fan_out_over_many_ids_returning_one_small_boilerplate_is_a_verdict_and_batch_edits_answering_ok_are_not():
+    # Each detail is a few hundred tokens — under the near-duplicate bar for large results — but the same
+    # page under a new id, over 30 ids; a batch of edits answers "ok" as often.
+    rng = random.Random(8)
+    boiler = ("Record envelope v2. This object is served from the regional cache; fields below follow the standard "
+              "schema and retention policy. " * 6)
+    ids = [f"obj_{rng.getrandbits(32):08x}" for _ in range(30)]
+    fanout, batch = Session("claude-code:smallfan"), Session("claude-code:batch")
+    fanout.turn(tools=[("vault/list_objects", "{}", " ".join(ids))])
+    batch.turn(tools=[("tracker/list_issues", "{}", " ".join(ids))])
+    for obj in ids:
+        fanout.turn(tools=[("vault/get_object", f'{{"object_id":"{obj}"}}', f'{{"id":"{obj}","body":"{boiler}","rev":1}}')])
+        batch.turn(tools=[("tracker/set_label", f'{{"id":"{obj}","label":"triaged"}}', f'{{"id":"{obj}","ok":true}}')])
+    for s in (fanout, batch):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), fanout, batch)
+    (dup,) = by(findings, "near_duplicates", fanout.session_id)
+    assert dup.evidence["distinct_args"] == 30 and 100 <= dup.evidence["result_tokens"] / dup.evidence["calls"] < 500
+    (verdict,) = by(findings, "economic_dos", fanout.session_id)
+    assert verdict.tool_key == "vault/get_object"
+    assert by(findings, "near_duplicates", batch.session_id) and not by(findings, "economic_dos", batch.session_id)
+
+
+def test_a_steered_chain_handing_out_a_sliver_a_call_is_a_verdict_and_a_real_pagination_is_not():
+    rng = random.Random(9)
+    syllables = ["kel", "mor", "vin", "tas", "lor", "pem", "dra", "qui", "sen", "bal", "tor", "fyn"]
+    word = lambda: "".join(rng.choice(syllables) for _ in range(3))  # noqa: E731
+    drip, pages = Session("claude-code:drip"), Session("claude-code:pages")
+    hop = word()
+    for k in range(24):
+        nxt = f"{word()}-{word()}"
+        record = f'{{"id":"REC-{rng.randrange(10**5)}","title":"{word()} {word()}"}}' if k % 2 else ""
+        drip.turn(tools=[("inventory/load_shard", f'{{"shard":"{hop}"}}', f'{{"fragment":[{record}],"continue_at":"{nxt}"}}')])
+        hop = nxt
+        rows = ",".join(f'{{"id":"REC-{rng.randrange(10**5)}","title":"{word()} {word()} {word()}","owner":"{word()}"}}' for _ in range(40))
+        pages.turn(tools=[("tracker/list_records", f'{{"offset":{k * 40}}}', f'{{"rows":[{rows}],"offset":{k * 40},"next_offset":{(k + 1) * 40}}}')])
+    for s in (drip, pages):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), drip, pages)
+    (loop,) = by(findings, "continuation_loop", drip.session_id)
+    assert loop.evidence["drip"] and not loop.evidence["repetitive"] and "sliver" in loop.explanation
+    (verdict,) = by(findings, "economic_dos", drip.session_id)
+    assert verdict.tool_key == "inventory/load_shard" and verdict.evidence["reasons"] == ["structural"]
+    assert not by(findings, "economic_dos", pages.session_id)
+    # The same chain in a session that cost no more than its cohort is left to the loop finding: a queue
+    # handing out one item a call looks the same.
+    below_gate = audit(*benign(30), drip, economic_dos={"min_cost_ratio": 1000.0})
+    assert by(below_gate, "continuation_loop", drip.session_id) and not by(below_gate, "economic_dos", drip.session_id)
 
 
 def test_large_results_of_a_tool_seen_once_are_a_sponge_and_one_large_read_is_not():

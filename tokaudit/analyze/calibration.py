@@ -40,6 +40,8 @@ KNOBS = (
     # Repetitive steered chains set min_len; long chains of new content (real paginations look like them) set min_long_len.
     Knob("continuation_loop", "min_len", {"min_len": 2}, "value", True, floor=3, evidence=("repetitive", True)),
     Knob("continuation_loop", "min_long_len", {"min_long_len": 2}, "value", True, floor=30, evidence=("repetitive", False)),
+    # Steered chains of slivers (a record or none a call) set the drip length: a queue consumer's chain looks the same.
+    Knob("continuation_loop", "min_drip_len", {"min_drip_len": 2}, "value", True, floor=15, evidence=("drip", True)),
     Knob("payload_withholding", "min_len", {"min_len": 2}, "calls", True, floor=4),
     Knob("argument_inflation", "min_args_tokens", {"min_args_tokens": 1}, "value", True),
     Knob("cycles", "min_repetitions", {"min_repetitions": 2}, "value", True, floor=2),

@@ -19,6 +19,11 @@ False positives: real pagination is steered too, but every page is new content
 over a listing and polling are not steered (the values come from elsewhere, or
 nothing changes).
 
+A steered chain of ``min_drip_len`` calls or more whose steered results averaged at most
+``max_drip_result_tokens`` is reported too (evidence ``drip`` True): a server handing out a record or
+none per call (the next shard named in fresh words each time) makes the agent pay a whole request per
+sliver, while a real pagination's pages are listings (about a thousand tokens and more).
+
 A steered chain of ``min_long_len`` calls or more is reported whatever its results
 (evidence ``repetitive`` False): a drip-feed padded with fresh text on every page
 looks like a long pagination the task wanted, and only what it cost can tell them
@@ -49,6 +54,10 @@ class Params:
     min_compress_ratio: float = 15.0
     # Benign pagination in the simulator's reference corpora reaches about 30 pages.
     min_long_len: int = 30
+    # A drip-feed: this many steered calls whose results averaged at most this much (a blind probe's shard hops
+    # returned 60–120 tokens a call; real pages of records 800 and more).
+    min_drip_len: int = 15
+    max_drip_result_tokens: int = 150
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -63,15 +72,20 @@ def detect(context: Context, params: Params) -> list[Finding]:
         pl.col("result_compress_ratio").filter(~pl.col("_last")).median().alias("steered_compress_ratio"),
         (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("steered_novel_tokens"),
         (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("steered_traffic_tokens"),
+        pl.col("result_tokens").mean().alias("steered_result_tokens"),
         pl.col("has_continuation").mean().alias("marker_share"),
         pl.len().alias("steered_calls"),
         pl.col("is_mcp").any().alias("mcp"),
     )
     repetitive = (pl.col("steered_novelty") < params.max_novelty) | (pl.col("steered_compress_ratio") >= params.min_compress_ratio)
+    drip = (pl.col("steered_calls") + 1 >= params.min_drip_len) & (pl.col("steered_result_tokens") <= params.max_drip_result_tokens)
     runs = (
         runs.join(steered, on="steer_chain_id")
-        .with_columns(repetitive.fill_null(False).alias("repetitive"))
-        .filter((pl.col("steered_calls") + 1 >= params.min_len) & (pl.col("repetitive") | (pl.col("steered_calls") + 1 >= params.min_long_len)))
+        .with_columns(repetitive.fill_null(False).alias("repetitive"), drip.fill_null(False).alias("drip"))
+        .filter(
+            (pl.col("steered_calls") + 1 >= params.min_len)
+            & (pl.col("repetitive") | pl.col("drip") | (pl.col("steered_calls") + 1 >= params.min_long_len))
+        )
     )
     findings = []
     for run in runs.iter_rows(named=True):
@@ -82,6 +96,10 @@ def detect(context: Context, params: Params) -> list[Finding]:
             repeats = f"the results were mostly repeats (mean novelty {novelty:.2f}"
         elif run["repetitive"]:
             repeats = f"each result was mostly boilerplate (zlib shrinks them {ratio:.0f}× at the median"
+        elif run["drip"]:
+            repeats = (f"each result was a sliver ({run['steered_result_tokens']:.0f} tokens on average over {run['steered_calls'] + 1} "
+                       "calls: a record or none per call, each call paying for the whole context"
+                       + (f"; mean novelty {novelty:.2f}" if novelty is not None else ""))
         else:
             repeats = (f"it ran {run['steered_calls'] + 1} calls of new content (a long pagination the task may have wanted, or "
                        f"a drip-feed padded with fresh text: only its cost tells them apart"
@@ -90,7 +108,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
             chain_finding(
                 context, run, detector=NAME, metric="steered_chain_length", value=run["steered_calls"] + 1,
                 threshold=(f"≥ {params.min_len} steered calls with mean result novelty < {params.max_novelty} "
-                           f"or results compressing ≥ {params.min_compress_ratio}× (median); or ≥ {params.min_long_len} steered calls"),
+                           f"or results compressing ≥ {params.min_compress_ratio}× (median); or ≥ {params.min_drip_len} steered calls of "
+                           f"≤ {params.max_drip_result_tokens} result tokens on average; or ≥ {params.min_long_len} steered calls"),
                 what=(
                     "A server-steered loop: what changed in each call's arguments was dictated by the previous result (a counter "
                     "going up, a cursor or id copied from it, a rejected value sent again, or new arguments while its progress "
@@ -99,7 +118,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 ),
                 extra={"steered_novelty": run["steered_novelty"], "steered_compress_ratio": ratio, "payload_yield": yield_share,
                        "steered_calls": run["steered_calls"],
-                       "continuation_marker_share": run["marker_share"], "mcp": run["mcp"], "repetitive": run["repetitive"]},
+                       "continuation_marker_share": run["marker_share"], "mcp": run["mcp"], "repetitive": run["repetitive"],
+                       "drip": run["drip"]},
                 # A long chain of new content may be the pagination the task wanted: worth a look, not an alarm.
                 max_severity=None if run["repetitive"] else "medium",
             )

@@ -4,6 +4,9 @@ A session is flagged when:
 
 * a server-steered loop returning little (D5) or a cycle re-sending the same
   calls through an MCP server (D15) ran in it — both specific enough to stand alone;
+* a steered chain of slivers (D5 ``drip``: a record or none per call over many calls) with the session
+  costing at least ``min_cost_ratio`` × its cohort median (a queue handing out one item a call has the
+  same shape, and what it cost decides);
 * only when ``long_chain_verdict`` is on: a very long server-steered chain of new
   content (D5 without repetition: a drip-feed padded with fresh text) ran in it
   and the session cost at least ``min_long_chain_cost_ratio`` × its cohort median.
@@ -16,7 +19,11 @@ A session is flagged when:
   calls of an MCP tool whose results were large (``min_near_duplicate_result_tokens``
   per call on average) and mostly repeats (D4 with mean novelty ≤
   ``max_near_duplicate_novelty``: a fan-out over ids each returning
-  the same boilerplate; batch work over a listing returns new content), or a cycle of small arguments between
+  the same boilerplate; batch work over a listing returns new content) — or, over at least
+  ``min_fanout_calls`` calls with mostly distinct arguments, results of ``min_fanout_result_tokens`` on
+  average that are all but identical (mean novelty ≤ ``max_fanout_novelty``: a hydration fan-out whose
+  detail pages are one boilerplate under new ids; batch work's identical answers are a few tokens, "ok",
+  "updated") — or a cycle of small arguments between
   servers that went round fewer than ``min_light_cycle_repetitions`` times (D15:
   two status tools polled in turn look the same), with payload
   withholding (D14) counting only beside one of them, since job polling has its
@@ -84,6 +91,11 @@ class Params:
     # content paid for again and again (small repeated results — "ok", "updated" — are batch work's).
     min_near_duplicate_result_tokens: int = 500
     max_near_duplicate_novelty: float = 0.35  # "mostly repeats": well below D4's own bar, which real pages of records can near
+    # A fan-out over many ids whose every detail is the same boilerplate: smaller results count when they are
+    # all but identical across many calls (real detail pages differ; batch edits answer "ok").
+    min_fanout_calls: int = 10
+    min_fanout_result_tokens: int = 100
+    max_fanout_novelty: float = 0.1
 
 
 def _server(tool_key: str) -> str:
@@ -95,6 +107,22 @@ def _large_results(f: Finding) -> float:
     """A chain finding's mean result tokens per call (0 when unknown)."""
     calls = f.evidence.get("calls") or 0
     return (f.evidence.get("result_tokens") or 0) / calls if calls else 0.0
+
+
+def _fanout(f: Finding, params: Params) -> bool:
+    """A near-duplicate finding (D4) over many distinct arguments whose results were one boilerplate."""
+    calls = f.evidence.get("calls") or 0
+    return (
+        calls >= params.min_fanout_calls
+        and 2 * (f.evidence.get("distinct_args") or 0) >= calls
+        and _large_results(f) >= params.min_fanout_result_tokens
+        and (f.evidence.get("mean_novelty") or 0.0) <= params.max_fanout_novelty
+    )
+
+
+def _drip_only(f: Finding) -> bool:
+    """A steered chain (D5) that is no loop of repeats, only a long run of slivers (evidence ``drip``)."""
+    return f.detector == "continuation_loop" and not f.evidence.get("repetitive", True) and bool(f.evidence.get("drip"))
 
 
 def _fire_turn(structural: list[Finding], found: list[Finding]) -> int | None:
@@ -137,18 +165,21 @@ def detect(context: Context, params: Params) -> list[Finding]:
             if (f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric in SPONGE_METRICS)
                 or (f.detector == "cache_miss_spend" and f.metric == STALL_METRIC)
                 or (f.detector == "near_duplicates" and _large_results(f) >= params.min_near_duplicate_result_tokens
-                    and (f.evidence.get("mean_novelty") or 0.0) <= params.max_near_duplicate_novelty))
+                    and (f.evidence.get("mean_novelty") or 0.0) <= params.max_near_duplicate_novelty)
+                or (f.detector == "near_duplicates" and _fanout(f, params)))
             and f.evidence.get("mcp", True)
-            # A long steered chain of new content counts only at a high cost.
-            and (f.evidence.get("repetitive", True)
+            # A long steered chain of new content counts only at a high cost; a drip-feed of slivers with the cost gate.
+            and (f.evidence.get("repetitive", True) or f.evidence.get("drip")
                  or (params.long_chain_verdict and ratio is not None and ratio >= params.min_long_chain_cost_ratio))
         ]
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
         # A short cycle of small arguments between servers could be two tools polled in turn: it needs the cost gate.
+        # A drip-feed of slivers could be a queue handing out one item a call: it needs the cost gate too.
         strong = [
             f for f in structural
             if f.detector in STRONG and (not f.evidence.get("light_args") or f.value >= params.min_light_cycle_repetitions)
+            and not _drip_only(f)
         ]
         reasons = []
         if strong:

@@ -42,6 +42,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             context, run, detector=NAME, metric="skeleton_run_length", value=run["calls"],
             threshold=f"≥ {params.min_len} calls with one argument skeleton and mean result novelty < {params.max_novelty}",
             what=f"Calls that differ only in numbers, ids or long strings, returning little new (mean novelty {run['mean_novelty']:.2f}).",
+            extra={"distinct_args": run["distinct_args"]},
         )
         for run in runs.iter_rows(named=True)
     ]
