@@ -942,3 +942,41 @@ def test_the_verdict_explains_the_steered_loop_it_rests_on_and_states_the_cost_o
     (verdict,) = by(attack_findings, "economic_dos", "claude-code:stealthy")
     assert "server-steered loop" in verdict.explanation
     assert verdict.explanation.count("cohort's median") <= 1
+
+
+def _transcript_only(s: Session) -> Session:
+    """``s`` as an MCP transcript recorded alone: its tool calls, and no model request."""
+    s.agent, s.calls = "mcp", []
+    for t in s.tools:
+        t.update(turn=-1, call_hash=None, request_hash=None, model=None)
+    return s
+
+
+def test_an_mcp_transcript_recorded_alone_is_gated_on_a_cost_estimated_from_its_traffic():
+    """No model usage is logged for a transcript alone: its cost is estimated from the tool traffic (labelled
+    so), compared only with other transcripts', and a size outlier cannot convict on an estimate made of it."""
+    rng = random.Random(4)
+    usual = []
+    for i in range(24):
+        s = Session(f"mcp-jsonrpc:crm-{i}")
+        for k in range(3 + i % 4):
+            s.turn(tools=[("crm/crm_search", f'{{"q":"customer {i} {k}"}}', " ".join(f"acct{rng.randrange(10**6)} name{rng.randrange(999)}" for _ in range(40)))])
+        usual.append(_transcript_only(s))
+    ids = [f"obj_{rng.getrandbits(32):08x}" for _ in range(40)]
+    boiler = "Record envelope v2. Served from the regional cache; fields follow the standard schema and retention policy. " * 6
+    fan = Session("mcp-jsonrpc:vault-1")
+    fan.turn(tools=[("vault/list_objects", "{}", " ".join(ids))])
+    for obj in ids:
+        fan.turn(tools=[("vault/get_object", f'{{"object_id":"{obj}"}}', f'{{"id":"{obj}","body":"{boiler}","rev":1}}')])
+    broad = Session("mcp-jsonrpc:crm-broad")  # the usual tool, twice answering a broad search at length
+    for k in range(4):
+        size = 1500 if k in (1, 2) else 40
+        broad.turn(tools=[("crm/crm_search", f'{{"q":"all accounts {k}"}}', " ".join(f"acct{rng.randrange(10**6)} name{rng.randrange(999)}" for _ in range(size)))])
+    findings = audit(*benign(5), *usual, _transcript_only(fan), _transcript_only(broad))
+    (verdict,) = by(findings, "economic_dos", fan.session_id)
+    assert verdict.tool_key == "vault/get_object" and verdict.value >= 1.5
+    assert "estimated" in verdict.explanation and "no model usage was logged" in verdict.explanation
+    assert "billed" not in verdict.explanation  # no bill of those turns to quote
+    assert [f.metric for f in by(findings, "amplification", broad.session_id)] == ["result_size_vs_tool_median"]
+    assert not by(findings, "economic_dos", broad.session_id)
+    assert not by(findings, "cost_blowup")  # an estimate is a gate, not a finding of its own

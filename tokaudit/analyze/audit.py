@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from tokaudit import __version__
-from tokaudit.analyze.cohorts import session_baselines
+from tokaudit.analyze.cohorts import session_baselines, with_traffic_estimates
 from tokaudit.analyze.detectors import DETECTORS, SEVERITIES, Finding, resolve_params
 from tokaudit.analyze.detectors._common import Context
 from tokaudit.analyze.features import tool_features
@@ -87,7 +87,9 @@ class AuditResult:
 
 def build_context(frames: Frames, min_cohort: int = 20) -> Context:
     """Derived tables every detector may read."""
-    return Context(frames=frames, tools=tool_features(frames.tools, frames.calls), baselines=session_baselines(frames.sessions, min_cohort))
+    tools = tool_features(frames.tools, frames.calls)
+    sessions = with_traffic_estimates(frames.sessions, tools, frames.links)
+    return Context(frames=frames, tools=tools, baselines=session_baselines(sessions, min_cohort))
 
 
 def run_detectors(context: Context, params: dict[str, Any], only: set[str] | None = None) -> tuple[list[Finding], dict[str, float]]:

@@ -31,15 +31,57 @@ _LEVELS = (
 )
 
 
+# What every request of an agent reads before any tool traffic (its instructions and tool definitions), for
+# sessions that logged no request: a modest figure (coding agents send several times more), so the estimate
+# errs low.
+STANDING_PROMPT_TOKENS = 4000
+
+
+def with_traffic_estimates(sessions: pl.DataFrame, tools: pl.DataFrame, links: pl.DataFrame) -> pl.DataFrame:
+    """``sessions`` with a price-free cost estimated for those that logged tool calls and no model request and
+    served no agent session in the store — an MCP transcript recorded alone — and ``cost_estimated`` True on them.
+
+    Without it they have no cost, and no cohort to be compared with. The estimate is what the agent must have
+    read: a request per call, each reading a standing prompt (``STANDING_PROMPT_TOKENS``: instructions and
+    tool definitions, never logged here) and the tool traffic so far — each call's arguments and result are
+    in the context of the request after it and re-read by every later one, so they count once for each call
+    from theirs to the end: n × standing prompt + Σ (args + result tokens) × (calls from it to the end).
+    Like an agent's bill, it grows with the square of a chain's length, and one large read in a short session
+    weighs no more than its re-reads. Such sessions form their own cohort (their agent is the transcript's),
+    so the estimate is only ever compared with other estimates.
+    """
+    alone = sessions.filter((pl.col("requests") == 0) & (pl.col("tool_calls") > 0) & ~pl.col("session_id").is_in(links["session_id"].to_list()))
+    traffic = (
+        tools.filter(pl.col("session_id").is_in(alone["session_id"].to_list()))
+        .sort("session_id", "call_idx")
+        .with_columns((pl.len().over("session_id") - pl.int_range(pl.len()).over("session_id")).alias("_reads"))
+        .group_by("session_id")
+        .agg(
+            (pl.len() * STANDING_PROMPT_TOKENS
+             + ((pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)) * pl.col("_reads")).sum()).alias("_estimate")
+        )
+    )
+    estimated = (pl.col("requests") == 0) & (pl.col("_estimate") > 0)
+    return (
+        sessions.join(traffic, on="session_id", how="left")
+        .with_columns(
+            pl.when(estimated).then(pl.col("_estimate").cast(pl.Float64)).otherwise(pl.col("cost_equiv_tokens")).alias("cost_equiv_tokens"),
+            estimated.fill_null(False).alias("cost_estimated"),
+        )
+        .drop("_estimate")
+    )
+
+
 def session_baselines(sessions: pl.DataFrame, min_n: int = 20, min_fallback_n: int = 8) -> pl.DataFrame:
-    """Per session: its cohort (level and size), the cohort's median cost, robust z and cost ratio."""
+    """Per session: its cohort (level and size), the cohort's median cost, robust z, cost ratio and whether
+    its cost was estimated (``with_traffic_estimates``)."""
     base = sessions.filter(pl.col("cost_equiv_tokens") > 0).select(
         "session_id", "task_label", "agent", "subagent_type", "model", pl.col("cost_equiv_tokens").log10().alias("log_cost")
     )
     if base.is_empty():
         return pl.DataFrame(
             schema={"session_id": pl.String, "cohort": pl.String, "cohort_n": pl.UInt32, "cohort_median_tokens": pl.Float64,
-                    "cost_z": pl.Float64, "cost_ratio": pl.Float64}
+                    "cost_z": pl.Float64, "cost_ratio": pl.Float64, "cost_estimated": pl.Boolean}
         )
     parts = []
     for level, keys in _LEVELS:
@@ -57,11 +99,14 @@ def session_baselines(sessions: pl.DataFrame, min_n: int = 20, min_fallback_n: i
             frame = frame.join(pl.concat(parts).select("session_id"), on="session_id", how="anti")
         parts.append(frame)
     chosen = pl.concat(parts)
-    return chosen.select(
+    # Sessions straight from the frames (tests, tools) have no estimates: their costs are all logged.
+    estimated = sessions.select("session_id", pl.col("cost_estimated") if "cost_estimated" in sessions.columns else pl.lit(False).alias("cost_estimated"))
+    return chosen.join(estimated, on="session_id", how="left").select(
         "session_id",
         "cohort",
         pl.col("n").cast(pl.UInt32).alias("cohort_n"),
         (10 ** pl.col("med")).alias("cohort_median_tokens"),
         (ROBUST_Z * (pl.col("log_cost") - pl.col("med")) / pl.max_horizontal(pl.col("mad"), pl.lit(MAD_FLOOR))).alias("cost_z"),
         (10 ** (pl.col("log_cost") - pl.col("med"))).alias("cost_ratio"),
+        pl.col("cost_estimated").fill_null(False),
     )

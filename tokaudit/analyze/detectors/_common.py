@@ -24,8 +24,24 @@ class Context:
         """The session's cost as a multiple of its cohort's median (None when not known)."""
         return self._ratios.get(session_id)
 
+    def ratio_estimated(self, session_id: str) -> bool:
+        """Whether the session's cost ratio is an estimate from its tool traffic (``cohorts.with_traffic_estimates``)."""
+        return session_id in self._estimated
+
+    def ratio_text(self, session_id: str) -> str:
+        """The session's cost ratio in words ("the session cost 3.1× its cohort's median"), saying when it was
+        estimated from tool traffic; "" when not known."""
+        ratio = self._ratios.get(session_id)
+        if ratio is None:
+            return ""
+        if session_id in self._estimated:
+            return (f"the session's tool traffic, re-read by each later request, came to an estimated {ratio:.1f}× its "
+                    "cohort's median (no model usage was logged for it)")
+        return f"the session cost {ratio:.1f}× its cohort's median"
+
     def __post_init__(self) -> None:
         self._ratios: dict[str, float] = dict(zip(self.baselines["session_id"].to_list(), self.baselines["cost_ratio"].to_list()))
+        self._estimated: set[str] = set(self.baselines.filter(pl.col("cost_estimated"))["session_id"].to_list())
 
 
 # A prompt that shrank below this share of the request before it is a new context: a compaction or a
@@ -118,11 +134,12 @@ def chain_finding(
     named = (f"Tool {tool!r} was" if len(tools) == 1
              else f"Tools {', '.join(repr(t) for t in tools[:MAX_NAMED_TOOLS])}{' …' if len(tools) > MAX_NAMED_TOOLS else ''} "
                   f"(one server's tool under {len(tools)} names it rotated) were")
+    # An MCP transcript logs no model requests: there is no bill of those turns to quote.
+    billed = (f"; those turns were billed {int(run['billed_tokens']):,} tokens" + (f" (${usd:,.2f})" if usd is not None else "")
+              if run["billed_tokens"] else "")
     explanation = (
-        f"{what} {named} called {run['calls']} times in a row{where}; "
-        f"those turns were billed {int(run['billed_tokens'] or 0):,} tokens"
-        + (f" (${usd:,.2f})" if usd is not None else "")
-        + (f"; the session cost {ratio:.1f}× its cohort's median." if ratio is not None else ".")
+        f"{what} {named} called {run['calls']} times in a row{where}{billed}"
+        + (f"; {context.ratio_text(run['session_id'])}." if ratio is not None else ".")
     )
     evidence = {
         "calls": run["calls"],

@@ -108,7 +108,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                     excess_tokens=None, excess_usd=None,
                     explanation=(
                         f"Only {s['yield']:.1%} of the {int(s['traffic_tokens']):,} tokens the tool calls put in the context was new "
-                        f"content, while the session cost {s['cost_ratio']:.1f}× its cohort's median: the tools returned little that "
+                        f"content, while {context.ratio_text(s['session_id'])}: the tools returned little that "
                         "was new per token spent (withheld or drip-fed payloads)."
                     ),
                 )

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import polars as pl
+
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
 from tokaudit.analyze.detectors._common import Context
 
@@ -26,7 +28,9 @@ class Params:
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
-    sessions = context.frames.sessions.join(context.baselines, on="session_id", how="inner")
+    # A cost estimated from tool traffic (an MCP transcript recorded alone) is a gate for chain evidence, not a
+    # finding of its own: the session logged no tokens to put a figure on.
+    sessions = context.frames.sessions.join(context.baselines.filter(~pl.col("cost_estimated")), on="session_id", how="inner")
     hits = sessions.filter((sessions["cost_z"] >= params.min_z) & (sessions["cost_ratio"] >= params.min_ratio))
     out = []
     for s in hits.iter_rows(named=True):

@@ -32,6 +32,9 @@ A session is flagged when:
   the broader agent cohorts, which mix lookups with long coding work, D1 stays
   its own finding);
 * reasoning overthinking (D10) fired;
+* for a session whose cost was estimated from its tool traffic (an MCP transcript recorded alone,
+  ``cohorts.with_traffic_estimates``) the same gates apply to that estimate, except that a result far
+  above its tool's usual size (D2) does not count: the estimate is made of those sizes;
 * a server changed its tool definitions mid-session (D12) and the session then
   paid for cache misses (D8), ran a structural chain through that server, had
   the model write ≥ ``min_changed_server_args_tokens`` of arguments to that
@@ -168,6 +171,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
                     and (f.evidence.get("mean_novelty") or 0.0) <= params.max_near_duplicate_novelty)
                 or (f.detector == "near_duplicates" and _fanout(f, params)))
             and f.evidence.get("mcp", True)
+            # A cost estimated from tool traffic is made of the very result sizes a size outlier reports: it cannot
+            # confirm one (a lookup tool's occasional broad answer), so only content and chain evidence count there.
+            and not (f.metric == "result_size_vs_tool_median" and context.ratio_estimated(session_id))
             # A long steered chain of new content counts only at a high cost; a drip-feed of slivers with the cost gate.
             and (f.evidence.get("repetitive", True) or f.evidence.get("drip")
                  or (params.long_chain_verdict and ratio is not None and ratio >= params.min_long_chain_cost_ratio))
@@ -213,7 +219,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
         if chain:
             parts.append(f"The chain ran through {tool!r}: {chain.explanation}")
         if ratio is not None and "cohort's median" not in (chain.explanation if chain else ""):
-            parts.append(f"The session cost {ratio:.1f}× its cohort's median.")
+            text = context.ratio_text(session_id)
+            parts.append(f"{text[0].upper()}{text[1:]}.")
         if tool and _server(tool) in changed_servers:
             parts.append("That server's tool definitions changed during the session" + ("." if seen_change else " (inferred from the agent's log)."))
         if "directive_notices" in names:
