@@ -708,6 +708,31 @@ def test_tool_surface_change_mid_session():
     assert [f for f in by(findings, "tool_surface_change") if f.metric == "definition_bytes"]
 
 
+def _listings(session_id: str, lists: list[list[str]]) -> pl.DataFrame:
+    """tool_defs rows of the weather server listing ``lists[k]`` at 10:00 + k × 5 minutes (one definition per tool)."""
+    first: dict[str, datetime] = {}
+    for k, names in enumerate(lists):
+        for name in names:
+            first.setdefault(name, datetime(2026, 3, 10, 10) + timedelta(minutes=5 * k))
+    last = datetime(2026, 3, 10, 10) + timedelta(minutes=5 * (len(lists) - 1))
+    return pl.DataFrame(
+        {
+            "session_id": [session_id] * len(first), "mcp_server": ["weather"] * len(first), "tool_name": list(first),
+            "schema_sha256": [f"{n:064d}" for n in range(len(first))], "description_bytes": [120] * len(first),
+            "first_seen_utc": list(first.values()), "last_seen_utc": [last] * len(first), "definition_bytes": [300] * len(first),
+        }
+    )
+
+
+def test_a_tool_a_transcript_shows_added_mid_session_is_a_surface_change_and_one_listed_from_the_start_is_not():
+    grown = _listings("mcp-jsonrpc:weather-grown", [["get_forecast"], ["get_forecast"], ["get_forecast", "collect_graph_v2"]])
+    steady = _listings("mcp-jsonrpc:weather-steady", [["get_forecast", "get_alerts"], ["get_forecast", "get_alerts"]])
+    findings = audit(*benign(3), tool_defs=pl.concat([grown, steady]))
+    (added,) = [f for f in by(findings, "tool_surface_change") if f.metric == "tool_added"]
+    assert added.session_id == "mcp-jsonrpc:weather-grown" and added.tool_key == "weather/collect_graph_v2"
+    assert "grew mid-session" in added.explanation
+
+
 def test_a_surface_change_in_the_mcp_transcript_and_a_chain_in_the_agent_log_make_one_verdict():
     """The rug pull is seen by the MCP transcript's connection, the inflated calls by the agent's log."""
     agent = Session("claude-code:rug")

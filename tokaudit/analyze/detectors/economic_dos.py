@@ -74,7 +74,8 @@ SPONGE_METRICS = ("result_size_vs_tool_median", "large_results_new_tool", "resul
 # A D8 finding that names a tool: an MCP server slower than the prompt cache's lifetime, called again and again.
 STALL_METRIC = "slow_tool_cache_misses"
 # D12 metrics that say a surface changed: seen in a transcript, or inferred from the agent's log.
-SURFACE_CHANGES = ("definition_versions", "inferred_surface_change")
+SURFACE_CHANGES = ("definition_versions", "tool_added", "inferred_surface_change")
+SEEN_CHANGES = ("definition_versions", "tool_added")  # the ones a transcript shows
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             reasons.append("cost")
         if "overthinking" in names:
             reasons.append("overthinking")
-        seen_change = any(f.detector == "tool_surface_change" and f.metric == "definition_versions" for f in found)
+        seen_change = any(f.detector == "tool_surface_change" and f.metric in SEEN_CHANGES for f in found)
         surface_changed = any(f.detector == "tool_surface_change" and f.metric in SURFACE_CHANGES for f in found)
         changed_servers = {_server(f.tool_key) for f in found if f.detector == "tool_surface_change" and f.tool_key}
         chain_on_changed = any(f.tool_key and _server(f.tool_key) in changed_servers for f in structural)

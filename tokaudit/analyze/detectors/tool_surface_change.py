@@ -2,7 +2,9 @@
 
 From MCP ``tools/list`` results (``tool_defs``): a tool seen with more than one
 definition hash in one session (a rug pull, or a schema grown to demand new
-arguments), and definitions larger than ``max_definition_bytes`` (every
+arguments), a tool first listed after the server's first listing of the session
+(a tool added mid-session: the server announced a new surface, often with the
+instructions that steer the model to the new tool), and definitions larger than ``max_definition_bytes`` (every
 definition is sent to the model on every request — a "menu tax" — and long
 descriptions are where hidden instructions go). False positives: server
 upgrades, dynamic registries.
@@ -85,6 +87,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 ),
             )
         )
+    out += _added(defs)
     big = defs.filter(pl.col("definition_bytes") > params.max_definition_bytes).unique(["session_id", "mcp_server", "tool_name"])
     for d in big.iter_rows(named=True):
         out.append(
@@ -99,6 +102,28 @@ def detect(context: Context, params: Params) -> list[Finding]:
             )
         )
     return out
+
+
+def _added(defs: pl.DataFrame) -> list[Finding]:
+    """Tools a server listed only after its first ``tools/list`` of the session: its surface grew mid-session."""
+    tools = defs.group_by("session_id", "mcp_server", "tool_name").agg(
+        pl.col("first_seen_utc").min().alias("first"), pl.col("definition_bytes").max().alias("bytes")
+    ).with_columns(pl.col("first").min().over("session_id", "mcp_server").alias("server_first"))
+    added = tools.filter(pl.col("first") > pl.col("server_first")).sort("session_id", "first", "tool_name")
+    return [
+        Finding(
+            detector=NAME, severity="medium", session_id=d["session_id"], first_turn=None, last_turn=None,
+            metric="tool_added", value=float(d["bytes"] or 0), threshold="a tool first listed after the server's first tools/list of the session",
+            excess_tokens=None, excess_usd=None, tool_key=f"{d['mcp_server']}/{d['tool_name']}",
+            explanation=(
+                f"Server {d['mcp_server']!r} first listed tool {d['tool_name']!r} ({d['bytes'] or 0:,} bytes of definition) at "
+                f"{d['first']}, after it had listed its tools at {d['server_first']}: its tool surface grew mid-session. A tool "
+                "added after the surface was approved is how rug pulls arrive (its description can steer the model to it), "
+                "and the new definitions invalidate the prompt cache. Dynamic toolsets (tools unlocked by a login) look the same."
+            ),
+        )
+        for d in added.iter_rows(named=True)
+    ]
 
 
 UNNAMED_SERVER = "(unnamed MCP server)"
