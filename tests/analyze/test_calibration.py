@@ -37,15 +37,30 @@ def test_calibrated_thresholds_clear_the_benign_reference_and_keep_catching_loop
 
 
 def test_long_benign_paginations_set_the_long_chain_length_not_the_loop_length():
-    """Real paginations of 35 pages are steered chains of new content: they raise min_long_len (and, their
-    pages being small, min_drip_len) and not min_len, so a short repetitive loop is still caught."""
+    """Real paginations of 35 pages are steered chains of new content: they raise min_long_len, not min_len
+    (nor min_drip_len: their pages are more than slivers), so a short repetitive loop is still caught."""
     from tests.analyze.test_detectors import _long_pagination
 
     reference = benign(30) + [_long_pagination(f"claude-code:pages-{i}", 35, 2_000) for i in range(3)]
     thresholds = calibrate_thresholds(frames(*reference), fpr=0.0)
-    # Their pages are small (slivers, to the drip rule), so they raise the drip length too.
-    assert thresholds["continuation_loop"] == {"min_long_len": 36, "min_drip_len": 36}
+    assert thresholds["continuation_loop"] == {"min_long_len": 36}
     params = resolve_params(thresholds)
     context = build_context(frames(*reference, counter_loop(steps=6)))
     findings, _ = run_detectors(context, params, only={"continuation_loop"})
     assert {f.session_id for f in findings} == {"claude-code:attack"}
+
+
+def test_a_benign_queue_handing_out_one_item_a_call_sets_the_drip_length():
+    """A consumer taking one small item a call, each named by a receipt from the last: slivers on a steered
+    chain, benign here — so the drip length moves above the reference's longest such chain."""
+    reference = benign(30)
+    for i in range(3):
+        s = Session(f"claude-code:queue-{i}")
+        receipt = "r0"
+        for k in range(20 + i):
+            nxt = f"rcpt{(k + 1) * 7919 % 10007:05d}q{i}"
+            s.turn(tools=[("queue/receive", f'{{"ack":"{receipt}"}}', f'{{"item":"job {k}","receipt":"{nxt}"}}')])
+            receipt = nxt
+        reference.append(s)
+    thresholds = calibrate_thresholds(frames(*reference), fpr=0.0)
+    assert thresholds["continuation_loop"]["min_drip_len"] == 23

@@ -239,7 +239,7 @@ def test_a_steered_chain_of_boilerplate_pages_is_a_loop_even_when_each_page_has_
 
 def _long_pagination(session_id: str, pages: int, context_tokens: int) -> Session:
     """A cursor copied from each page into the next call; every page new words (distinct prose or records),
-    about 120 tokens of them (small pages: slivers, to the drip rule)."""
+    about 125 tokens of them (small pages, but more than the drip rule's slivers)."""
     rng = random.Random(session_id)
     vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7)) for _ in range(4000)]
     s = Session(session_id, context_tokens=context_tokens)
@@ -258,9 +258,7 @@ def test_a_very_long_steered_chain_of_new_content_is_reported_and_a_verdict_only
     cost only with ``long_chain_verdict`` on."""
     cheap, costly = _long_pagination("claude-code:cheap-pages", 35, 500), _long_pagination("claude-code:costly-pages", 35, 60_000)
     short = _long_pagination("claude-code:short-pages", 20, 60_000)
-    # Its pages are small: with the drip rule on they would be slivers (the drip test); here they are pages.
-    findings = audit(*benign(30), cheap, costly, short, economic_dos={"long_chain_verdict": long_chain_verdict},
-                     continuation_loop={"max_drip_result_tokens": 0})
+    findings = audit(*benign(30), cheap, costly, short, economic_dos={"long_chain_verdict": long_chain_verdict})
     for s in (cheap, costly):
         (loop,) = by(findings, "continuation_loop", s.session_id)
         assert loop.evidence["repetitive"] is False and loop.evidence["steered_novelty"] >= 0.4 and loop.value == 35

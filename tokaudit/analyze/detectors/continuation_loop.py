@@ -54,10 +54,11 @@ class Params:
     min_compress_ratio: float = 15.0
     # Benign pagination in the simulator's reference corpora reaches about 30 pages.
     min_long_len: int = 30
-    # A drip-feed: this many steered calls whose results averaged at most this much (a blind probe's shard hops
-    # returned 60–120 tokens a call; real pages of records 800 and more).
+    # A drip-feed: this many steered calls whose results averaged at most this much — a record or two, or none
+    # (a blind probe's shard hops returned 60–85 tokens a call); a page of three short records is more, and the
+    # simulator's benign paginations include such pages (120–200 tokens).
     min_drip_len: int = 15
-    max_drip_result_tokens: int = 150
+    max_drip_result_tokens: int = 100
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
