@@ -124,6 +124,30 @@ def _fanout(f: Finding, params: Params) -> bool:
     )
 
 
+def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool) -> bool:
+    """Whether finding ``f`` is chain or content evidence the verdict can rest on (beside the cost gate)."""
+    if f.detector == "near_duplicates":
+        # The same large content paid for again and again, or one boilerplate under many ids.
+        kind = (_large_results(f) >= params.min_near_duplicate_result_tokens
+                and (f.evidence.get("mean_novelty") or 0.0) <= params.max_near_duplicate_novelty) or _fanout(f, params)
+    elif f.detector == "amplification":
+        # A cost estimated from tool traffic is made of the very result sizes a size outlier reports: it cannot
+        # confirm one (a lookup tool's occasional broad answer), so only content evidence counts there.
+        kind = f.metric in SPONGE_METRICS and not (estimated and f.metric == "result_size_vs_tool_median")
+    elif f.detector == "cache_miss_spend":
+        kind = f.metric == STALL_METRIC
+    else:
+        kind = f.detector in STRUCTURAL
+    # A chain of the agent's own tools alone (a cycle of read, edit, test; a long file read) is coding
+    # work on what the user's machine holds: findings that say so (evidence "mcp") do not count.
+    # A long steered chain of new content counts only at a high cost; a drip-feed of slivers with the cost gate.
+    return (
+        kind and f.evidence.get("mcp", True)
+        and (f.evidence.get("repetitive", True) or bool(f.evidence.get("drip"))
+             or (params.long_chain_verdict and ratio is not None and ratio >= params.min_long_chain_cost_ratio))
+    )
+
+
 def _drip_only(f: Finding) -> bool:
     """A steered chain (D5) that is no loop of repeats, only a long run of slivers (evidence ``drip``)."""
     return f.detector == "continuation_loop" and not f.evidence.get("repetitive", True) and bool(f.evidence.get("drip"))
@@ -162,23 +186,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     for session_id, found in sorted(by_session.items()):
         names = {f.detector for f in found}
         ratio = context.ratio(session_id)
-        # A chain of the agent's own tools alone (a cycle of read, edit, test; a long file read) is coding
-        # work on what the user's machine holds: findings that say so (evidence "mcp") do not count.
-        structural = [
-            f for f in found
-            if (f.detector in STRUCTURAL or (f.detector == "amplification" and f.metric in SPONGE_METRICS)
-                or (f.detector == "cache_miss_spend" and f.metric == STALL_METRIC)
-                or (f.detector == "near_duplicates" and _large_results(f) >= params.min_near_duplicate_result_tokens
-                    and (f.evidence.get("mean_novelty") or 0.0) <= params.max_near_duplicate_novelty)
-                or (f.detector == "near_duplicates" and _fanout(f, params)))
-            and f.evidence.get("mcp", True)
-            # A cost estimated from tool traffic is made of the very result sizes a size outlier reports: it cannot
-            # confirm one (a lookup tool's occasional broad answer), so only content and chain evidence count there.
-            and not (f.metric == "result_size_vs_tool_median" and context.ratio_estimated(session_id))
-            # A long steered chain of new content counts only at a high cost; a drip-feed of slivers with the cost gate.
-            and (f.evidence.get("repetitive", True) or f.evidence.get("drip")
-                 or (params.long_chain_verdict and ratio is not None and ratio >= params.min_long_chain_cost_ratio))
-        ]
+        structural = [f for f in found if _structural(f, params, ratio, context.ratio_estimated(session_id))]
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
         # A short cycle of small arguments between servers could be two tools polled in turn: it needs the cost gate.
