@@ -173,6 +173,16 @@ def test_show_marks_the_steered_calls_and_the_flagged_turns_of_a_counter_loop(tm
     assert len(steered) >= 8 and {x["tool"] for x in steered} == {f"{attack['attack_server']}/{attack['attack_tool']}"}
 
 
+def test_show_lists_the_calls_of_an_mcp_transcript_which_logs_no_model_request(tmp_path):
+    db = tmp_path / "t.duckdb"
+    run("ingest", "--db", db, FIXTURES / "mcp-jsonrpc" / "filesystem.jsonl")
+    data = json.loads(run("show", "--db", db, "mcp-jsonrpc:filesystem:1", "--json"))
+    assert data["turns"] == [] and len(data["calls_without_request"]) == 9
+    assert data["calls_without_request"][0]["tool"] == "filesystem/read_file"
+    shown = run("show", "--db", db, "mcp-jsonrpc:filesystem:1")
+    assert "no logged model request" in shown and "filesystem/write_file ✗" in shown and "(no tool name)" in shown
+
+
 def test_show_finds_a_session_by_its_bare_id_beside_its_subagents(tmp_path):
     db = tmp_path / "t.duckdb"
     run("ingest", "--db", db, FIXTURES / "claude-code")

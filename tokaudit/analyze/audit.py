@@ -285,7 +285,8 @@ def resolve_session(store: Store, prefix: str) -> str:
 
 
 def session_timeline(store: Store, session_id: str, *, config: Config | None = None) -> dict[str, Any]:
-    """A session turn by turn: tokens per kind, context size, tool calls, and the latest audit's findings on each turn."""
+    """A session turn by turn: tokens per kind, context size, tool calls, and the latest audit's findings on each turn;
+    tool calls no logged request asked for (an MCP transcript's) under ``calls_without_request``."""
     import polars as pl
 
     frames = load_frames(store, config=config, session_id=session_id)
@@ -301,6 +302,14 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
          "economic_dos": any(f["session_id"] == child and f["detector"] == "economic_dos" for f in every_finding)}
         for child in children
     ]
+    def tool_rows(rows: pl.DataFrame) -> list[dict[str, Any]]:
+        return [
+            {"tool": r["tool_key"], "args_tokens": r["args_tokens"], "args_tokens_method": r["args_tokens_method"],
+             "result_tokens": r["result_tokens"], "result_tokens_method": r["result_tokens_method"], "is_error": r["is_error"],
+             "steered": r["steered"]}
+            for r in rows.iter_rows(named=True)
+        ]
+
     turns = []
     for c in calls.iter_rows(named=True):
         t = c["turn"]
@@ -324,14 +333,15 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
                 "reasoning_tokens": c["reasoning_tokens"],
                 "context_tokens": c["input_total_tokens"],
                 "cost_usd": c["cost_usd"],
-                "tools": [
-                    {"tool": r["tool_key"], "args_tokens": r["args_tokens"], "args_tokens_method": r["args_tokens_method"],
-                     "result_tokens": r["result_tokens"], "result_tokens_method": r["result_tokens_method"], "is_error": r["is_error"],
-                     "steered": r["steered"]}
-                    for r in turn_tools.iter_rows(named=True)
-                ],
+                "tools": tool_rows(turn_tools),
                 "flags": flags,
             }
         )
+    # Calls no logged request asked for — an MCP transcript's (it logs no model requests) — in the order they came.
+    unplaced = [
+        {"ts_utc": ts.isoformat() if ts else None, **row}
+        for ts, row in zip(tools.filter(pl.col("turn") < 0)["ts_utc"].to_list(), tool_rows(tools.filter(pl.col("turn") < 0)))
+    ]
     session = frames.sessions.filter(pl.col("session_id") == session_id).to_dicts()
-    return {"session": session[0] if session else {"session_id": session_id}, "turns": turns, "findings": findings, "subagents": subagents}
+    return {"session": session[0] if session else {"session_id": session_id}, "turns": turns, "calls_without_request": unplaced,
+            "findings": findings, "subagents": subagents}

@@ -212,24 +212,35 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
     for name in ("turn", "time (UTC)", "uncached", "cache read", "cache write", "output", "reasoning", "context", "tool calls", "flags"):
         table.add_column(name, justify="left" if name in ("time (UTC)", "tool calls", "flags") else "right", overflow="fold")
     estimated = False
+
+    def describe(x: dict[str, Any]) -> str:
+        nonlocal estimated
+        sizes = []
+        for what in ("args", "result"):
+            tokens, method = x[f"{what}_tokens"], x.get(f"{what}_tokens_method")
+            guessed = method is not None and method != "reported"
+            estimated |= guessed
+            sizes.append(f"{what} {'~' if guessed else ''}{tokens or 0:,}")
+        return f"{x['tool'] or '(no tool name)'}{' ✗' if x['is_error'] else ''}{' ↻' if x.get('steered') else ''} ({', '.join(sizes)} tokens)"
+
     for t in data["turns"]:
-        parts = []
-        for x in t["tools"]:
-            sizes = []
-            for what in ("args", "result"):
-                tokens, method = x[f"{what}_tokens"], x.get(f"{what}_tokens_method")
-                guessed = method is not None and method != "reported"
-                estimated |= guessed
-                sizes.append(f"{what} {'~' if guessed else ''}{tokens or 0:,}")
-            parts.append(f"{x['tool']}{' ✗' if x['is_error'] else ''}{' ↻' if x.get('steered') else ''} ({', '.join(sizes)} tokens)")
-        tools = "; ".join(parts)
+        tools = "; ".join(describe(x) for x in t["tools"])
         flags = ", ".join(t["flags"])
         table.add_row(
             str(t["turn"]), (t["ts_utc"] or "")[:19], _cell(t["input_tokens"]), _cell(t["cache_read_tokens"]), _cell(t["cache_write_tokens"]),
             _cell(t["output_tokens"]), _cell(t["reasoning_tokens"]), _cell(t["context_tokens"]), safe_text(tools),
             safe_text(("⚑ " + flags) if flags else "", style="bold red" if flags else ""),
         )
-    console.print(table)
+    if data["turns"]:
+        console.print(table)
+    unplaced = data.get("calls_without_request") or []
+    if unplaced:
+        calls = Table(title="tool calls no logged model request asked for (an MCP transcript logs none)")
+        for name in ("#", "time (UTC)", "tool call"):
+            calls.add_column(name, justify="right" if name == "#" else "left", overflow="fold")
+        for k, x in enumerate(unplaced, 1):
+            calls.add_row(str(k), (x["ts_utc"] or "")[:19], safe_text(describe(x)))
+        console.print(calls)
     if estimated:
         console.print("~ an estimated token count (the log reports none for that call; `tokaudit show --json` gives each figure's method)")
     for f in data["findings"]:
