@@ -140,18 +140,26 @@ def test_compact_json_pages_of_distinct_records_are_new_content():
     assert by(findings, "continuation_loop", drip.session_id)
 
 
-def test_a_cursor_copied_from_a_repetitive_result_is_a_steered_loop():
-    s = Session("claude-code:drip")
-    cursor = "start"
-    for i in range(6):
-        nxt = f"c{i}q{i * 7919 % 1000:03d}zz"
-        # Lexicon-free: the same filler every time and a position token to pass back.
-        s.turn(tools=[("docs/get_page", f'{{"topic":"auth","position":"{cursor}"}}', f"Overview of auth. Position token {nxt}.")])
-        cursor = nxt
-    findings = audit(*benign(30), s)
-    (loop,) = by(findings, "continuation_loop", s.session_id)
-    assert loop.value == 6 and loop.evidence["steered_novelty"] < 0.4
-    assert by(findings, "economic_dos", s.session_id)
+def test_a_cursor_copied_from_a_repetitive_result_is_a_steered_loop_and_a_verdict_once_it_costs():
+    """Short results under a cursor are also how a queue consumer acking receipts looks: the loop is reported
+    either way, and convicts once the session costs more than its cohort."""
+    sessions = []
+    for name, context in (("cheap", 8000), ("costly", 40_000)):
+        s = Session(f"claude-code:drip-{name}", context_tokens=context)
+        cursor = "start"
+        for i in range(6):
+            nxt = f"c{i}q{i * 7919 % 1000:03d}zz"
+            # Lexicon-free: the same filler every time and a position token to pass back.
+            s.turn(tools=[("docs/get_page", f'{{"topic":"auth","position":"{cursor}"}}', f"Overview of auth. Position token {nxt}.")])
+            cursor = nxt
+        sessions.append(s)
+    findings = audit(*benign(30), *sessions)
+    for s in sessions:
+        (loop,) = by(findings, "continuation_loop", s.session_id)
+        assert loop.value == 6 and loop.evidence["steered_novelty"] < 0.4
+    assert not by(findings, "economic_dos", "claude-code:drip-cheap")
+    (verdict,) = by(findings, "economic_dos", "claude-code:drip-costly")
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.value >= 1.5
 
 
 def test_a_loop_spread_over_aliases_the_server_rotates_is_one_chain():
@@ -277,7 +285,7 @@ def test_a_very_long_steered_chain_of_new_content_is_reported_and_a_verdict_only
 def test_a_steered_chain_of_the_agents_own_tool_stays_its_own_finding():
     sessions = []
     for tool in ("docs/get_page", "get_page"):  # through an MCP server; the agent's own tool of the same shape
-        s = Session(f"claude-code:drip-{tool.replace('/', '-')}")
+        s = Session(f"claude-code:drip-{tool.replace('/', '-')}", context_tokens=40_000)  # costly: short results need the cost gate
         cursor = "start"
         for i in range(6):
             nxt = f"c{i}q{i * 7919 % 1000:03d}zz"
@@ -583,9 +591,10 @@ def test_a_steered_chain_handing_out_a_sliver_a_call_is_a_verdict_and_a_real_pag
     (verdict,) = by(findings, "economic_dos", drip.session_id)
     assert verdict.tool_key == "inventory/load_shard" and verdict.evidence["reasons"] == ["structural"]
     assert not by(findings, "economic_dos", pages.session_id)
-    # The same chain in a session that cost no more than its cohort is left to the loop finding: a queue
-    # handing out one item a call looks the same.
-    below_gate = audit(*benign(30), drip, economic_dos={"min_cost_ratio": 1000.0})
+    # Below a clear blowup the same chain is left to the loop finding: a queue handing out one item a call
+    # looks the same.
+    assert verdict.value >= 2.0
+    below_gate = audit(*benign(30), drip, economic_dos={"min_weak_cost_ratio": 1000.0})
     assert by(below_gate, "continuation_loop", drip.session_id) and not by(below_gate, "economic_dos", drip.session_id)
 
 
@@ -1003,3 +1012,21 @@ def test_an_mcp_transcript_recorded_alone_is_gated_on_a_cost_estimated_from_its_
     assert [f.metric for f in by(findings, "amplification", broad.session_id)] == ["result_size_vs_tool_median"]
     assert not by(findings, "economic_dos", broad.session_id)
     assert not by(findings, "cost_blowup")  # an estimate is a gate, not a finding of its own
+
+
+def test_a_batch_of_writes_after_a_login_added_the_tools_is_no_chain_through_a_changed_server():
+    """A login makes a server list its write tools (a tool added mid-session); the batch of writes that follows
+    answers one confirmation each: a weak shape, and payload withholding beside it only supports — neither makes
+    the surface change a verdict in a session that cost no more than its cohort."""
+    s = Session("claude-code:credits", context_tokens=2000)
+    s.turn(tools=[("weather/authenticate", '{"user":"ops"}', "Signed in; write tools are now available.")])
+    confirmation = "Credit applied. Credits post to the customer's balance within the hour and appear on the next invoice. " * 6
+    rng = random.Random(12)
+    for _ in range(12):
+        s.turn(tools=[("weather/apply_credit", f'{{"customer":"c-{rng.getrandbits(32):08x}","amount":5}}', confirmation)], output_tokens=60)
+    s.turn(stop_reason="end_turn")
+    defs = _listings("claude-code:credits", [["authenticate"], ["authenticate", "apply_credit"]])
+    findings = audit(*benign(30), s, tool_defs=defs)
+    assert [f.metric for f in by(findings, "tool_surface_change", s.session_id)] == ["tool_added"]
+    assert by(findings, "near_duplicates", s.session_id) and by(findings, "payload_withholding", s.session_id)
+    assert not by(findings, "economic_dos", s.session_id)

@@ -3,10 +3,14 @@
 A session is flagged when:
 
 * a server-steered loop returning little (D5) or a cycle re-sending the same
-  calls through an MCP server (D15) ran in it — both specific enough to stand alone;
-* a steered chain of slivers (D5 ``drip``: a record or none per call over many calls) with the session
-  costing at least ``min_cost_ratio`` × its cohort median (a queue handing out one item a call has the
-  same shape, and what it cost decides);
+  calls through an MCP server (D15) ran in it — both specific enough to stand alone,
+  except a loop of short results (``max_small_loop_result_tokens`` a call on average) in a
+  session that has a cohort: a queue consumer acking each message's receipt has its shape, so
+  it needs the session to cost ``min_cost_ratio`` × its cohort median;
+* a steered chain of slivers (D5 ``drip``: a record or none per call over many calls), or a fan-out
+  of small identical results (below), with the session costing at least ``min_weak_cost_ratio`` ×
+  its cohort median — shapes benign queue consumers and batch writes share, so only a clear blowup
+  convicts, and neither makes a surface change (below) a verdict;
 * only when ``long_chain_verdict`` is on: a very long server-steered chain of new
   content (D5 without repetition: a drip-feed padded with fresh text) ran in it
   and the session cost at least ``min_long_chain_cost_ratio`` × its cohort median.
@@ -22,8 +26,8 @@ A session is flagged when:
   the same boilerplate; batch work over a listing returns new content) — or, over at least
   ``min_fanout_calls`` calls with mostly distinct arguments, results of ``min_fanout_result_tokens`` on
   average that are all but identical (mean novelty ≤ ``max_fanout_novelty``: a hydration fan-out whose
-  detail pages are one boilerplate under new ids; batch work's identical answers are a few tokens, "ok",
-  "updated") — or a cycle of small arguments between
+  detail pages are one boilerplate under new ids; batch work's identical answers are mostly a few tokens,
+  "ok", "updated"; this one at ``min_weak_cost_ratio``) — or a cycle of small arguments between
   servers that went round fewer than ``min_light_cycle_repetitions`` times (D15:
   two status tools polled in turn look the same), with payload
   withholding (D14) counting only beside one of them, since job polling has its
@@ -100,6 +104,14 @@ class Params:
     min_fanout_calls: int = 10
     min_fanout_result_tokens: int = 100
     max_fanout_novelty: float = 0.1
+    # Such a fan-out and a drip of slivers (D5 ``drip``) are shapes benign batch writes and queue consumers share:
+    # they convict only at a clear blowup, and do not make a surface change a verdict on their own.
+    min_weak_cost_ratio: float = 2.0
+    # A steered loop of short results (a notice with a counter) has the shape of a queue consumer acking each
+    # message's receipt — the same small template, new values, the next call naming the last result's receipt:
+    # up to this many result tokens a call on average, the loop needs the cost gate instead of standing alone
+    # (when the session has a cohort to be weighed against).
+    max_small_loop_result_tokens: int = 100
 
 
 def _server(tool_key: str) -> str:
@@ -148,6 +160,15 @@ def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool
     )
 
 
+def _weak(f: Finding, params: Params) -> bool:
+    """Structural evidence of a shape benign work shares: a fan-out of small identical results (a batch of writes
+    answered by one confirmation) or a drip of slivers (a queue handing out one item a call)."""
+    if f.detector == "near_duplicates":
+        return not (_large_results(f) >= params.min_near_duplicate_result_tokens
+                    and (f.evidence.get("mean_novelty") or 0.0) <= params.max_near_duplicate_novelty)
+    return _drip_only(f)
+
+
 def _drip_only(f: Finding) -> bool:
     """A steered chain (D5) that is no loop of repeats, only a long run of slivers (evidence ``drip``)."""
     return f.detector == "continuation_loop" and not f.evidence.get("repetitive", True) and bool(f.evidence.get("drip"))
@@ -191,16 +212,23 @@ def detect(context: Context, params: Params) -> list[Finding]:
             structural += [f for f in found if f.detector in SUPPORTING]
         # A short cycle of small arguments between servers could be two tools polled in turn: it needs the cost gate.
         # A drip-feed of slivers could be a queue handing out one item a call: it needs the cost gate too.
+        # So does a steered loop of short results when the session has a cohort to be weighed against: a queue
+        # consumer acking receipts looks the same. (Without one — a store of a few sessions — the shape is all
+        # there is, and the loop still stands alone.)
         strong = [
             f for f in structural
             if f.detector in STRONG and (not f.evidence.get("light_args") or f.value >= params.min_light_cycle_repetitions)
             and not _drip_only(f)
+            and not (f.detector == "continuation_loop" and ratio is not None and _large_results(f) <= params.max_small_loop_result_tokens)
         ]
         reasons = []
         if strong:
             loops = [f for f in strong if f.detector == "continuation_loop"]
             reasons.append("cycle" if not loops else "steered loop" if any(f.evidence.get("repetitive", True) for f in loops) else "long steered chain")
-        elif structural and ratio is not None and ratio >= params.min_cost_ratio:
+        elif ratio is not None and (
+            any(not _weak(f, params) for f in structural) and ratio >= params.min_cost_ratio
+            or structural and ratio >= params.min_weak_cost_ratio
+        ):
             reasons.append("structural")
         # Cost alone convicts only against sessions of the same task: an agent's sessions mix one-line
         # lookups with long coding work, so a blowup against that broad cohort stays its own finding.
@@ -211,7 +239,12 @@ def detect(context: Context, params: Params) -> list[Finding]:
         seen_change = any(f.detector == "tool_surface_change" and f.metric in SEEN_CHANGES for f in found)
         surface_changed = any(f.detector == "tool_surface_change" and f.metric in SURFACE_CHANGES for f in found)
         changed_servers = {_server(f.tool_key) for f in found if f.detector == "tool_surface_change" and f.tool_key}
-        chain_on_changed = any(f.tool_key and _server(f.tool_key) in changed_servers for f in structural)
+        # A chain through the changed server: evidence of its own (payload withholding only supports one; a weak
+        # shape — a batch of writes after a login unlocked them — is no chain here).
+        chain_on_changed = any(
+            f.tool_key and _server(f.tool_key) in changed_servers and f.detector not in SUPPORTING and not _weak(f, params)
+            for f in structural
+        )
         written = max((args_by_server.get((session_id, server), 0) for server in changed_servers), default=0)
         if surface_changed and (
             ("cache_miss_spend" in names and seen_change) or chain_on_changed or written >= params.min_changed_server_args_tokens
