@@ -140,26 +140,18 @@ def test_compact_json_pages_of_distinct_records_are_new_content():
     assert by(findings, "continuation_loop", drip.session_id)
 
 
-def test_a_cursor_copied_from_a_repetitive_result_is_a_steered_loop_and_a_verdict_once_it_costs():
-    """Short results under a cursor are also how a queue consumer acking receipts looks: the loop is reported
-    either way, and convicts once the session costs more than its cohort."""
-    sessions = []
-    for name, context in (("cheap", 8000), ("costly", 40_000)):
-        s = Session(f"claude-code:drip-{name}", context_tokens=context)
-        cursor = "start"
-        for i in range(6):
-            nxt = f"c{i}q{i * 7919 % 1000:03d}zz"
-            # Lexicon-free: the same filler every time and a position token to pass back.
-            s.turn(tools=[("docs/get_page", f'{{"topic":"auth","position":"{cursor}"}}', f"Overview of auth. Position token {nxt}.")])
-            cursor = nxt
-        sessions.append(s)
-    findings = audit(*benign(30), *sessions)
-    for s in sessions:
-        (loop,) = by(findings, "continuation_loop", s.session_id)
-        assert loop.value == 6 and loop.evidence["steered_novelty"] < 0.4
-    assert not by(findings, "economic_dos", "claude-code:drip-cheap")
-    (verdict,) = by(findings, "economic_dos", "claude-code:drip-costly")
-    assert verdict.evidence["reasons"] == ["structural"] and verdict.value >= 1.5
+def test_a_cursor_copied_from_a_repetitive_result_is_a_steered_loop():
+    s = Session("claude-code:drip")
+    cursor = "start"
+    for i in range(6):
+        nxt = f"c{i}q{i * 7919 % 1000:03d}zz"
+        # Lexicon-free: the same filler every time and a position token to pass back.
+        s.turn(tools=[("docs/get_page", f'{{"topic":"auth","position":"{cursor}"}}', f"Overview of auth. Position token {nxt}.")])
+        cursor = nxt
+    findings = audit(*benign(30), s)
+    (loop,) = by(findings, "continuation_loop", s.session_id)
+    assert loop.value == 6 and loop.evidence["steered_novelty"] < 0.4
+    assert by(findings, "economic_dos", s.session_id)
 
 
 def test_a_loop_spread_over_aliases_the_server_rotates_is_one_chain():
@@ -285,7 +277,7 @@ def test_a_very_long_steered_chain_of_new_content_is_reported_and_a_verdict_only
 def test_a_steered_chain_of_the_agents_own_tool_stays_its_own_finding():
     sessions = []
     for tool in ("docs/get_page", "get_page"):  # through an MCP server; the agent's own tool of the same shape
-        s = Session(f"claude-code:drip-{tool.replace('/', '-')}", context_tokens=40_000)  # costly: short results need the cost gate
+        s = Session(f"claude-code:drip-{tool.replace('/', '-')}")
         cursor = "start"
         for i in range(6):
             nxt = f"c{i}q{i * 7919 % 1000:03d}zz"

@@ -3,10 +3,9 @@
 A session is flagged when:
 
 * a server-steered loop returning little (D5) or a cycle re-sending the same
-  calls through an MCP server (D15) ran in it — both specific enough to stand alone,
-  except a loop of short results (``max_small_loop_result_tokens`` a call on average) in a
-  session that has a cohort: a queue consumer acking each message's receipt has its shape, so
-  it needs the session to cost ``min_cost_ratio`` × its cohort median;
+  calls through an MCP server (D15) ran in it — both specific enough to stand alone (a queue
+  consumer acking each message's receipt, one small template under new values, has a loop's
+  shape too: a known false positive, which calibrating the loop length on benign sessions moves);
 * a steered chain of slivers (D5 ``drip``: a record or none per call over many calls), or a fan-out
   of small identical results (below), with the session costing at least ``min_weak_cost_ratio`` ×
   its cohort median — shapes benign queue consumers and batch writes share, so only a clear blowup
@@ -107,11 +106,6 @@ class Params:
     # Such a fan-out and a drip of slivers (D5 ``drip``) are shapes benign batch writes and queue consumers share:
     # they convict only at a clear blowup, and do not make a surface change a verdict on their own.
     min_weak_cost_ratio: float = 2.0
-    # A steered loop of short results (a notice with a counter) has the shape of a queue consumer acking each
-    # message's receipt — the same small template, new values, the next call naming the last result's receipt:
-    # up to this many result tokens a call on average, the loop needs the cost gate instead of standing alone
-    # (when the session has a cohort to be weighed against).
-    max_small_loop_result_tokens: int = 100
 
 
 def _server(tool_key: str) -> str:
@@ -212,14 +206,10 @@ def detect(context: Context, params: Params) -> list[Finding]:
             structural += [f for f in found if f.detector in SUPPORTING]
         # A short cycle of small arguments between servers could be two tools polled in turn: it needs the cost gate.
         # A drip-feed of slivers could be a queue handing out one item a call: it needs the cost gate too.
-        # So does a steered loop of short results when the session has a cohort to be weighed against: a queue
-        # consumer acking receipts looks the same. (Without one — a store of a few sessions — the shape is all
-        # there is, and the loop still stands alone.)
         strong = [
             f for f in structural
             if f.detector in STRONG and (not f.evidence.get("light_args") or f.value >= params.min_light_cycle_repetitions)
             and not _drip_only(f)
-            and not (f.detector == "continuation_loop" and ratio is not None and _large_results(f) <= params.max_small_loop_result_tokens)
         ]
         reasons = []
         if strong:
