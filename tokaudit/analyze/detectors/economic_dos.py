@@ -119,6 +119,12 @@ def _large_results(f: Finding) -> float:
     return (f.evidence.get("result_tokens") or 0) / calls if calls else 0.0
 
 
+def _large_repeats(f: Finding, params: Params) -> bool:
+    """A near-duplicate finding (D4) whose large results were mostly repeats: the same content paid for again and again."""
+    return (_large_results(f) >= params.min_near_duplicate_result_tokens
+            and (f.evidence.get("mean_novelty") or 0.0) <= params.max_near_duplicate_novelty)
+
+
 def _fanout(f: Finding, params: Params) -> bool:
     """A near-duplicate finding (D4) over many distinct arguments whose results were one boilerplate."""
     calls = f.evidence.get("calls") or 0
@@ -133,9 +139,7 @@ def _fanout(f: Finding, params: Params) -> bool:
 def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool) -> bool:
     """Whether finding ``f`` is chain or content evidence the verdict can rest on (beside the cost gate)."""
     if f.detector == "near_duplicates":
-        # The same large content paid for again and again, or one boilerplate under many ids.
-        kind = (_large_results(f) >= params.min_near_duplicate_result_tokens
-                and (f.evidence.get("mean_novelty") or 0.0) <= params.max_near_duplicate_novelty) or _fanout(f, params)
+        kind = _large_repeats(f, params) or _fanout(f, params)
     elif f.detector == "amplification":
         # A cost estimated from tool traffic is made of the very result sizes a size outlier reports: it cannot
         # confirm one (a lookup tool's occasional broad answer), so only content evidence counts there.
@@ -158,8 +162,7 @@ def _weak(f: Finding, params: Params) -> bool:
     """Structural evidence of a shape benign work shares: a fan-out of small identical results (a batch of writes
     answered by one confirmation) or a drip of slivers (a queue handing out one item a call)."""
     if f.detector == "near_duplicates":
-        return not (_large_results(f) >= params.min_near_duplicate_result_tokens
-                    and (f.evidence.get("mean_novelty") or 0.0) <= params.max_near_duplicate_novelty)
+        return not _large_repeats(f, params)
     return _drip_only(f)
 
 
