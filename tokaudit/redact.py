@@ -78,8 +78,6 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
 )
 
 
-
-
 def _trie_pattern(words: list[str]) -> str:
     """A regular expression matching any of ``words``, as a trie: ``a(?:pi_key|kia)|b…``.
 

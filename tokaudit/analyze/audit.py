@@ -338,9 +338,9 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
             }
         )
     # Calls no logged request asked for — an MCP transcript's (it logs no model requests) — in the order they came.
+    placed_nowhere = tools.filter(pl.col("turn") < 0)
     unplaced = [
-        {"ts_utc": ts.isoformat() if ts else None, **row}
-        for ts, row in zip(tools.filter(pl.col("turn") < 0)["ts_utc"].to_list(), tool_rows(tools.filter(pl.col("turn") < 0)))
+        {"ts_utc": ts.isoformat() if ts else None, **row} for ts, row in zip(placed_nowhere["ts_utc"].to_list(), tool_rows(placed_nowhere))
     ]
     session = frames.sessions.filter(pl.col("session_id") == session_id).to_dicts()
     return {"session": session[0] if session else {"session_id": session_id}, "turns": turns, "calls_without_request": unplaced,

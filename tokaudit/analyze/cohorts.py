@@ -61,12 +61,13 @@ def with_traffic_estimates(sessions: pl.DataFrame, tools: pl.DataFrame, links: p
              + ((pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)) * pl.col("_reads")).sum()).alias("_estimate")
         )
     )
-    estimated = (pl.col("requests") == 0) & (pl.col("_estimate") > 0)
+    # Only the sessions recorded alone got an estimate.
+    estimated = pl.col("_estimate").is_not_null()
     return (
         sessions.join(traffic, on="session_id", how="left")
         .with_columns(
             pl.when(estimated).then(pl.col("_estimate").cast(pl.Float64)).otherwise(pl.col("cost_equiv_tokens")).alias("cost_equiv_tokens"),
-            estimated.fill_null(False).alias("cost_estimated"),
+            estimated.alias("cost_estimated"),
         )
         .drop("_estimate")
     )
