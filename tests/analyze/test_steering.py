@@ -46,6 +46,16 @@ def test_a_countdown_with_a_constant_step_is_steered_from_its_second_step():
     assert steered(calls) == [False, False, True, True]
 
 
+@pytest.mark.parametrize(("days", "expected"), [
+    (["2024-02-27", "2024-02-28", "2024-02-29", "2024-03-01"], [False, True, True, True]),  # a day on, across a month
+    (["2024-03-04", "2024-03-11", "2024-03-18", "2024-03-25"], [False, False, True, True]),  # a week on: the same step
+    (["2024-03-09", "2024-01-15", "2024-06-02", "2024-02-20"], [False, False, False, False]),  # dates the task picked
+])
+def test_a_date_moving_on_like_a_counter_is_steered(days, expected):
+    calls = [(f'{{"ledger":"eu-west","day":"{d}"}}', "No discrepancies recorded for this day.") for d in days]
+    assert steered(calls) == expected
+
+
 @pytest.mark.parametrize("word", ["verify-{:02d}", "seg{}", "step_{}"])
 def test_a_numbered_word_going_up_by_one_is_steered(word):
     calls = [(f'{{"job":"audit","step":"{word.format(n)}"}}', "Step recorded.") for n in (6, 7, 8, 9)]
@@ -151,6 +161,26 @@ def test_two_tools_handing_each_other_tokens_are_steered():
         calls.append((("a/fetch", "b/verify")[i % 2], f'{{"ticket":"{token}"}}', f"Step recorded. Pass {nxt} to the other tool."))
         token = nxt
     assert steered_tools(calls) == [False, False, True, True, True, True]
+
+
+def test_acking_each_message_a_queue_handed_out_is_not_steered():
+    # receive (the same arguments each time) -> a fresh message and its receipt -> ack(receipt): the model acts on
+    # what the queue gave it; the receive itself was handed nothing, so this is no relay between two tools.
+    calls = []
+    for i in range(6):
+        receipt = f"rh-{i * 7919 % 10007:05d}-{i}a"
+        calls += [("mq/receive_message", '{"queue":"orders","max":1}', f'{{"body":"order {i} for customer","receipt_handle":"{receipt}"}}'),
+                  ("mq/ack_message", f'{{"queue":"orders","receipt_handle":"{receipt}"}}', "acked")]
+    assert steered_tools(calls) == [False] * 12
+
+
+def test_asking_the_status_of_each_job_the_task_submitted_is_not_steered():
+    calls = []
+    for i, name in enumerate(("etl-users", "etl-orders", "etl-items", "etl-events")):
+        job = f"job_{i}{i * 4093 % 9973:04d}x"
+        calls += [("ci/submit", f'{{"pipeline":"{name}"}}', f'{{"job_id":"{job}","state":"queued"}}'),
+                  ("ci/status", f'{{"job_id":"{job}"}}', '{"state":"done"}')]
+    assert steered_tools(calls) == [False] * 8
 
 
 def test_the_agents_own_tools_reading_the_files_a_search_listed_are_not_steered():

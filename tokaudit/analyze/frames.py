@@ -320,10 +320,18 @@ def _narration_sql(v: str) -> str:
 
 
 # A value copied as a token from the result before it: that of the same tool, or — id- or path-like,
-# sent to an MCP tool — the session's last result. (The agent's own tools reading, one after another,
-# the files a search listed is batch work, not a server steering it.)
-_COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6 AND _mcp
+# sent to an MCP tool — the session's last result, when the call that returned it had itself been handed
+# an id by the result before it (``_last_fed``: two tools handing each other tokens). A receipt acked after
+# a receive of the same arguments, a job's status after the submit the task asked for, are the model
+# acting on what it was given, not a relay. (The agent's own tools reading, one after another, the files
+# a search listed is batch work, not a server steering it.)
+_COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6 AND _mcp AND _last_fed
                  AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false)"""
+# The session's previous call (an MCP call's own values) sent an id- or path-like value that the result
+# before it named: it was fed by the call before. (CASE: the cheap tests decide most values.)
+_LAST_FED = """coalesce(list_bool_or(list_transform(_last_values, lambda x: CASE
+    WHEN length(x) < 6 OR _last2_excerpt IS NULL THEN false WHEN NOT contains(_last2_excerpt, x) THEN false
+    ELSE regexp_matches(x, '[0-9/.:=+]') END)), false)"""
 
 # The words, numbers and ids of a value (a URL, a path, a query string, SQL, a GraphQL query). A value of an
 # MCP call whose new tokens (one to three) include evidence (``_TOKEN_EVIDENCE``) and no other id or
@@ -383,7 +391,7 @@ def _spelled_up_by_one(words: dict[str, int]) -> str:
 # A call is *steered* when every argument value that changed since the previous call of the same
 # tool and argument shape (the same keys) is evidence that the server chose it:
 #   - it went up by one, or moved by the same step as before, up or down (a counter, page, offset or
-#     countdown of steps "remaining"; for an MCP call, a numbered word such as "step-07", or a counter
+#     countdown of steps "remaining"; for an MCP call, a date moving a day on, a numbered word such as "step-07", or a counter
 #     spelled out — "phase two", "Part IV", section "c"; other numbers inside text are not counters —
 #     "f3.py" → "f4.py" is a batch over numbered files);
 #   - it was copied as a token from that call's result (a cursor, an id, a scope the result named);
@@ -435,6 +443,13 @@ _STEERED_RULE = _fill(
                                                >= 10 * {last_digit}
                                       THEN 1.01 * {last_digit} ELSE 0 END),
                       false) THEN 1
+        -- A date of an MCP call moving a day on, or by the same step as before (a week, a month of days): a
+        -- calendar counter ("2024-03-04" → "2024-03-05").
+        WHEN _mcp AND regexp_full_match(args_values[i], '[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}')
+             AND coalesce(TRY_CAST(args_values[i] AS DATE) - TRY_CAST({prev}[i] AS DATE) = 1
+                          OR (TRY_CAST(args_values[i] AS DATE) != TRY_CAST({prev}[i] AS DATE)
+                              AND TRY_CAST(args_values[i] AS DATE) - TRY_CAST({prev}[i] AS DATE)
+                                  = TRY_CAST({prev}[i] AS DATE) - TRY_CAST({prev2}[i] AS DATE)), false) THEN 1
         -- A numbered word of an MCP call going up by one ("step-07" → "step-08", "seg7" → "seg8"); a
         -- file name ("f3.py") or a path has more than a word and its number.
         WHEN _mcp AND regexp_full_match(args_values[i], '{WORD_COUNTER}') AND regexp_full_match({prev}[i], '{WORD_COUNTER}')
@@ -578,7 +593,8 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
             -- server's, or the agent's own: a file read between two calls of the loop), the call before it.
             SELECT *, CASE WHEN _alias_at = 1 THEN _last_values WHEN _alias_at = 2 THEN _last2_values END AS _alias_values,
                    CASE WHEN _alias_at = 1 THEN _last_excerpt WHEN _alias_at = 2 THEN _last2_excerpt END AS _alias_excerpt,
-                   CASE WHEN _alias_at = 1 AND _last2_server_shape = _server_shape THEN _last2_values END AS _alias2_values
+                   CASE WHEN _alias_at = 1 AND _last2_server_shape = _server_shape THEN _last2_values END AS _alias2_values,
+                   {_LAST_FED} AS _last_fed
             FROM (SELECT *, CASE WHEN _last_server_shape = _server_shape THEN CASE WHEN _last_tool != tool_key THEN 1 END
                                  WHEN _last2_server_shape = _server_shape AND _last2_tool != tool_key THEN 2 END AS _alias_at
                   FROM w)
@@ -612,7 +628,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
             FROM g
         )
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
-                          _last_excerpt, _mcp, _server, _own_values,
+                          _last_excerpt, _last_fed, _mcp, _server, _own_values,
                           _insert_at, _grown_values, _steered_here, _server_shape, _last_tool, _last_server_shape, _last_values,
                           _last2_server_shape, _last2_values, _last2_tool, _last2_excerpt, _alias_at, _alias_values, _alias_excerpt,
                           _alias2_values),
