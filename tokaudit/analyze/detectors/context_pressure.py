@@ -1,7 +1,9 @@
 """D7 — context pressure: sessions that fill the model's window or keep compacting.
 
 Peak occupancy = the largest input (all kinds) of a request over the model's
-context window (reported, or the family default); compactions counted from the
+context window (reported, or the family default); a row summing a session's
+requests (``is_aggregate``: SWE-agent's per-run totals, what an OpenHands log
+reports beyond its steps) is no request, and its sum no context; compactions counted from the
 log. Fires on occupancy ≥ ``min_occupancy`` or ≥ ``min_compactions``
 compactions. Long coding sessions do this legitimately: it sets severity and
 context for other findings rather than alerting alone.
@@ -27,7 +29,7 @@ class Params:
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
-    calls = context.frames.calls
+    calls = context.frames.calls.filter(~pl.col("is_aggregate"))
     if calls.is_empty():
         return []
     per = calls.group_by("session_id").agg(

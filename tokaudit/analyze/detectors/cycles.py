@@ -22,9 +22,11 @@ The sequence is read twice: every call of the session, and its MCP calls alone
 — a cycle between servers stays one when the model runs a few of its own tools
 (a grep, a file read) between the steps. In the MCP view the argument floor does
 not apply: servers handing the model back and forth with small arguments (A → B
-→ A → B, the same calls each time) are reported too, marked ``light_args``; the
-combined verdict asks more of them (two status tools polled in turn look the
-same). Every finding says whether an MCP call was in the cycle (``mcp``).
+→ A → B, the same calls each time: at least ``min_light_repeat_share`` of them
+repeated) are reported too, marked ``light_args``; the combined verdict asks more
+of them (two status tools polled in turn look the same). A queue consumer
+receiving with the same arguments and acking each message's new receipt repeats
+only every other call: that is work through a queue, not a cycle. Every finding says whether an MCP call was in the cycle (``mcp``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ class Params:
     max_novelty: float = 0.5
     min_mean_args_tokens: int = 50
     min_repeat_share: float = 0.5
+    # A cycle of small arguments is the same calls each time; one step with new values (a receipt acked) is a queue.
+    min_light_repeat_share: float = 0.75
     max_errors_per_period: float = 0.5  # retries after errors (429, 5xx) between sleeps are failure spend (D9), not a cycle
 
 
@@ -121,7 +125,7 @@ def _find_cycles(
             (pl.col("matched") >= period * (params.min_repetitions - 1))
             & (pl.col("tools") >= 2)
             & (pl.col("mean_novelty").fill_null(0) < params.max_novelty)
-            & (~pl.col("light_args") | light_ok)
+            & (~pl.col("light_args") | (light_ok & (pl.col("repeat_share") >= params.min_light_repeat_share)))
             & (pl.col("repeat_share") >= params.min_repeat_share)
             & (pl.col("errors") * period <= params.max_errors_per_period * pl.col("matched"))
         )

@@ -37,7 +37,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     by_tool = ["session_id", "tool_key"]
     # Failure streak: calls of a tool since its last success, counting the error that opened it.
     t = t.with_columns((~pl.col("is_error")).cast(pl.Int32).cum_sum().over(by_tool).alias("_ok_seen"))
-    t = t.with_columns(pl.col("is_error").cast(pl.Int32).cum_sum().over(by_tool, "_ok_seen").alias("_errs"))
+    t = t.with_columns(pl.col("is_error").cast(pl.Int32).cum_sum().over([*by_tool, "_ok_seen"]).alias("_errs"))
     failing = t.filter(pl.col("_errs") > 0)
     per = failing.group_by("session_id").agg(
         pl.col("billed_tokens").sum().alias("failure_tokens"),

@@ -19,7 +19,11 @@ request in a hundred is one. Fires on ≥ ``min_times_baseline`` × that level,
 quartile; requests reading no tool result are not compared (deliberate thinking
 on a user's prompt is not suspicious). Catches decoys planted in tool results,
 reasoning bombs and sponge prompts. False positives: genuinely hard results
-from a tool that rarely produces them, reasoning-effort changes.
+from a tool that rarely produces them, reasoning-effort changes. Whether the
+result came from outside the user's machine — an MCP server's, or a built-in
+tool reading the web (``EXTERNAL_TOOL_PATTERN``) — is in the evidence
+(``external``): a model thinking hard over its own test run or patch is
+working, and the combined verdict asks a cost blowup beside it.
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ import polars as pl
 from tokaudit.analyze.detectors import Finding
 from tokaudit.analyze.detectors._common import Context
 from tokaudit.analyze.frames import with_model_family
+
+# Built-in tools that read content from the web (WebFetch, WebSearch, web_search, browse_url, http_get …),
+# which a decoy can reach the model through as well as through a server.
+EXTERNAL_TOOL_PATTERN = r"(?i)web|fetch|brows|url|http"
 
 NAME = "overthinking"
 TITLE = "Reasoning far above what the tool's results usually cause (D10)"
@@ -53,9 +61,11 @@ def detect(context: Context, params: Params) -> list[Finding]:
         return []
     # Per turn: the arguments its request wrote, and the tool whose result the next request read (the
     # turn's last call; context.tools is in call order, which group_by keeps within each group).
-    per_turn = context.tools.group_by("session_id", "turn").agg(pl.col("args_tokens").sum().alias("_args"), pl.col("tool_key").last().alias("_fed_by"))
+    per_turn = context.tools.group_by("session_id", "turn").agg(pl.col("args_tokens").sum().alias("_args"), pl.col("tool_key").last().alias("_fed_by"),
+                                                                 pl.col("is_mcp").last().alias("_fed_by_mcp"))
     args_per_turn = per_turn.select("session_id", "turn", "_args")
-    fed = per_turn.select("session_id", pl.col("turn") + 1, "_fed_by")
+    fed = per_turn.select("session_id", pl.col("turn") + 1, "_fed_by",
+                          (pl.col("_fed_by_mcp").fill_null(False) | pl.col("_fed_by").str.contains(EXTERNAL_TOOL_PATTERN)).alias("_external"))
     calls = context.frames.calls.filter(~pl.col("is_aggregate")).join(args_per_turn, on=["session_id", "turn"], how="left")
     calls = calls.join(fed, on=["session_id", "turn"], how="inner").with_columns(
         pl.coalesce(pl.col("reasoning_tokens"), pl.max_horizontal(pl.lit(0), pl.col("output_tokens") - pl.col("_args").fill_null(0))).alias("_think")
@@ -118,7 +128,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                     f"{c['_think'] / baseline:.1f}× {level} ({baseline:,.0f} tokens). "
                     "The result may have planted a decoy problem."
                 ),
-                evidence={"model": c["model"], "baseline_tokens": baseline, "after_tool_result": True, "fed_by": c["_fed_by"],
+                evidence={"model": c["model"], "baseline_tokens": baseline, "after_tool_result": True, "fed_by": c["_fed_by"], "external": c["_external"],
                           "per_tool_baseline": c["_per_tool"], "session_p25_tokens": c["_session_p25"],
                           "baseline_scope": "model" if c["_own_model"] else "family"},
             )
