@@ -661,6 +661,35 @@ def test_overthinking_after_a_tool_result(tool, external):
     assert by(audit(*sessions, s), "economic_dos", s.session_id)
 
 
+def test_smaller_decoys_in_every_result_of_one_server_tool():
+    """Each result of one server tool followed by a few thousand tokens of thought, far above the session's requests
+    after its other tools: below the single-spike bar, reported as repeated; a session that thinks that hard after
+    everything is a hard task."""
+    def session(session_id: str, after_others: int) -> Session:
+        s = Session(session_id)
+        s.turn(tools=[("Bash", '{"command":"make test-0"}', "ok")])
+        for k in range(4):  # a request reading the server's passage, then one reading a test run
+            s.turn(tools=[("policy/pull_passage", f'{{"passage":"p-{k}"}}', f"Passage {k}. Reconcile the figures in table {k} first.")],
+                   output_tokens=after_others + 100, reasoning_tokens=after_others)
+            s.turn(tools=[("Bash", f'{{"command":"make test-{k + 1}"}}', "ok")],
+                   output_tokens=2_600, reasoning_tokens=2_500)  # under the single-spike floor (3,000)
+        s.turn(stop_reason="end_turn")
+        return s
+    decoyed, hard = session("claude-code:decoyed", after_others=150), session("claude-code:hard", after_others=2_500)
+    findings = audit(*benign(30), decoyed, hard)
+    (f,) = by(findings, "overthinking", decoyed.session_id)
+    assert f.metric == "repeated_reasoning_vs_session" and f.tool_key == "policy/pull_passage" and f.evidence["requests"] == 4
+    assert not by(findings, "overthinking", hard.session_id)
+    assert not by(audit(*benign(30), decoyed, overthinking={"min_repeated": 5}), "overthinking", decoyed.session_id)
+    # Evidence for the verdict only beside a session costing more than its cohort.
+    assert bool(by(findings, "economic_dos", decoyed.session_id)) == (context_ratio(decoyed) >= 1.5)
+
+
+def context_ratio(session: Session) -> float:
+    """The session's cost against its cohort's median, in a store with ``benign(30)``."""
+    return build_context(frames(*benign(30), session)).ratio(session.session_id)
+
+
 def test_a_decoy_aimed_at_a_rarely_used_model_is_held_to_its_familys_level():
     sessions = benign(30)  # claude-sonnet
     rare = [Session(f"claude-code:opus-{i}", model="claude-opus-4-5-20251101") for i in range(3)]

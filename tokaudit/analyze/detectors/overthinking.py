@@ -24,6 +24,14 @@ result came from outside the user's machine — an MCP server's, or a built-in
 tool reading the web (``EXTERNAL_TOOL_PATTERN``) — is in the evidence
 (``external``): a model thinking hard over its own test run or patch is
 working, and the combined verdict asks a cost blowup beside it.
+
+A server can also plant smaller decoys, one in each of its results: metric
+``repeated_reasoning_vs_session`` fires when at least ``min_repeated`` requests
+after one external tool's results each thought ≥ ``min_repeated_tokens``, and
+they thought ``min_times_session_others`` × as much (median against median) as
+the same session's requests after its other tools. The session's own requests
+are the yardstick, so a hard task is not one; the combined verdict asks a cost
+blowup beside it.
 """
 
 from __future__ import annotations
@@ -54,6 +62,11 @@ class Params:
     # A hard task thinks hard on most requests; a decoy makes one request think far beyond the rest of
     # its own session (its lower quartile: robust to a few decoys, defined for short sessions).
     min_times_session_p25: float = 5.0
+    # Smaller decoys in every result of one external tool: this many requests, each thinking this much, at this
+    # multiple of the session's requests after its other tools (median against median; at least three of those).
+    min_repeated: int = 3
+    min_repeated_tokens: int = 2000
+    min_times_session_others: float = 4.0
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -72,6 +85,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     )
     if calls.is_empty():
         return []
+    repeated = _repeated_spikes(calls, params)
     # The session's typical request: every request of it, whether or not it read a tool result.
     typical = (
         context.frames.calls.filter(~pl.col("is_aggregate"))
@@ -133,4 +147,42 @@ def detect(context: Context, params: Params) -> list[Finding]:
                           "baseline_scope": "model" if c["_own_model"] else "family"},
             )
         )
-    return out
+    single = {(f.session_id, f.tool_key) for f in out}
+    return out + [f for f in repeated if (f.session_id, f.tool_key) not in single]
+
+
+def _repeated_spikes(calls: pl.DataFrame, params: Params) -> list[Finding]:
+    """Findings for external tools after whose results a session kept thinking far more than after its other tools.
+    ``calls``: requests that read a tool result, with ``_think``, ``_fed_by`` and ``_external``."""
+    spiked = calls.filter(pl.col("_external")).group_by("session_id", "_fed_by").agg(
+        pl.col("_think").median().alias("_median"), pl.len().alias("_n"), pl.col("_think").min().alias("_least"),
+        pl.col("_think").sum().alias("_total"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
+    ).filter((pl.col("_n") >= params.min_repeated) & (pl.col("_least") >= params.min_repeated_tokens))
+    if spiked.is_empty():
+        return []
+    others = (
+        calls.join(spiked.select("session_id", "_fed_by"), on="session_id")
+        .filter(pl.col("_fed_by") != pl.col("_fed_by_right"))
+        .group_by("session_id", pl.col("_fed_by_right").alias("_fed_by"))
+        .agg(pl.col("_think").median().alias("_others"), pl.len().alias("_n_others"))
+    )
+    spiked = spiked.join(others, on=["session_id", "_fed_by"]).filter(
+        (pl.col("_n_others") >= 3) & (pl.col("_median") >= params.min_times_session_others * pl.max_horizontal(pl.col("_others"), pl.lit(1)))
+    )
+    return [
+        Finding(
+            detector=NAME, severity="medium", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
+            metric="repeated_reasoning_vs_session", value=r["_median"] / max(r["_others"], 1),
+            threshold=(f"≥ {params.min_repeated} requests after one external tool, each ≥ {params.min_repeated_tokens:,} tokens, "
+                       f"at ≥ {params.min_times_session_others}× the session's requests after its other tools (medians)"),
+            excess_tokens=int(r["_total"] - r["_n"] * r["_others"]), excess_usd=None, tool_key=r["_fed_by"],
+            explanation=(
+                f"Each of the {r['_n']} requests that read a result of {r['_fed_by']!r} thought at least {r['_least']:,} tokens "
+                f"(median {r['_median']:,.0f}), {r['_median'] / max(r['_others'], 1):.1f}× the median of the session's requests after "
+                f"its other tools ({r['_others']:,.0f}). Its results may each carry a decoy problem."
+            ),
+            evidence={"after_tool_result": True, "fed_by": r["_fed_by"], "external": True, "requests": r["_n"],
+                      "session_others_tokens": r["_others"], "repeated": True},
+        )
+        for r in spiked.iter_rows(named=True)
+    ]
