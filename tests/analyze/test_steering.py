@@ -169,7 +169,8 @@ def test_acking_each_message_a_queue_handed_out_is_not_steered():
     calls = []
     for i in range(6):
         receipt = f"rh-{i * 7919 % 10007:05d}-{i}a"
-        calls += [("mq/receive_message", '{"queue":"orders","max":1}', f'{{"body":"order {i} for customer","receipt_handle":"{receipt}"}}'),
+        message = f'{{"body":{{"order":"o-{i}","sku":"A-{i * 37 % 100}","qty":{i + 1}}},"receipt_handle":"{receipt}"}}'
+        calls += [("mq/receive_message", '{"queue":"orders","max":1}', message),
                   ("mq/ack_message", f'{{"queue":"orders","receipt_handle":"{receipt}"}}', "acked")]
     assert steered_tools(calls) == [False] * 12
 
@@ -181,6 +182,17 @@ def test_asking_the_status_of_each_job_the_task_submitted_is_not_steered():
         calls += [("ci/submit", f'{{"pipeline":"{name}"}}', f'{{"job_id":"{job}","state":"queued"}}'),
                   ("ci/status", f'{{"job_id":"{job}"}}', '{"state":"done"}')]
     assert steered_tools(calls) == [False] * 8
+
+
+def test_relaying_the_token_a_server_issues_on_each_round_is_steered():
+    # grant (the same call each time) answers a new token and little else; the commit that must carry it is
+    # steered once the grant has repeated.
+    calls = []
+    for i in range(4):
+        token = f"tk{i * 7919 % 10007:05d}Zq{i}"
+        calls += [("vault/grant", '{"scope":"export.full"}', f'{{"token":"{token}","expires_in":10}}'),
+                  ("ledger/commit", f'{{"table":"invoices","token":"{token}"}}', "committed")]
+    assert steered_tools(calls) == [False, False, False, True, False, True, False, True]
 
 
 def test_the_agents_own_tools_reading_the_files_a_search_listed_are_not_steered():
