@@ -319,22 +319,28 @@ def _narration_sql(v: str) -> str:
     return _text_sql(v, NARRATION_PATTERN, 8)
 
 
+# The session's previous call (an MCP call's own values) sent an id- or path-like value that the result
+# before it named: it was fed by the call before.
+_LAST_FED = """coalesce(list_bool_or(list_transform(_last_values, lambda x: CASE
+    WHEN length(x) < 6 OR _last2_excerpt IS NULL THEN false WHEN NOT contains(_last2_excerpt, x) THEN false
+    ELSE regexp_matches(x, '[0-9/.:=+]') END)), false)"""
 # A value copied as a token from the result before it: that of the same tool, or — id- or path-like,
 # sent to an MCP tool — the session's last result, when the call that returned it had itself been handed
-# an id by the result before it (``_last_fed``: two tools handing each other tokens), or was the same call
-# as that tool's call before (``_last_dispenser``) answering little but the token (a grant issuing a new
+# an id by the result before it (``_LAST_FED``: two tools handing each other tokens), or was the same call
+# as that tool's call before (a dispenser) answering little but the token (a grant issuing a new
 # token to relay on each round). A receipt acked after a receive of the same arguments (a message came
 # with it), a job's status after the submit the task asked for (new arguments each time), are the model
 # acting on what it was given, not a relay. (The agent's own tools reading, one after another, the files
 # a search listed is batch work, not a server steering it.)
-_COPIED = """coalesce(contains({excerpt}, args_values[i]) OR (length(args_values[i]) >= 6 AND _mcp
-                 AND (_last_fed OR (_last_dispenser AND length(_last_excerpt) <= length(args_values[i]) + 32))
-                 AND regexp_matches(args_values[i], '[0-9/.:=+]') AND contains(_last_excerpt, args_values[i])), false)"""
-# The session's previous call (an MCP call's own values) sent an id- or path-like value that the result
-# before it named: it was fed by the call before. (CASE: the cheap tests decide most values.)
-_LAST_FED = """coalesce(list_bool_or(list_transform(_last_values, lambda x: CASE
-    WHEN length(x) < 6 OR _last2_excerpt IS NULL THEN false WHEN NOT contains(_last2_excerpt, x) THEN false
-    ELSE regexp_matches(x, '[0-9/.:=+]') END)), false)"""
+# (A CASE, its cheap tests first: the relay tests run only for values the session's last result holds.)
+_COPIED = f"""coalesce(contains({{excerpt}}, args_values[i]) OR CASE
+                 WHEN length(args_values[i]) < 6 OR NOT _mcp THEN false
+                 WHEN NOT contains(_last_excerpt, args_values[i]) THEN false
+                 WHEN NOT regexp_matches(args_values[i], '[0-9/.:=+]') THEN false
+                 ELSE {_LAST_FED}
+                      -- A dispenser: the previous call repeated its tool's call two before it, answering little but the token.
+                      OR (_last_tool = _last3_tool AND _last_values = _last3_values
+                          AND length(_last_excerpt) <= length(args_values[i]) + 32) END, false)"""
 
 # The words, numbers and ids of a value (a URL, a path, a query string, SQL, a GraphQL query). A value of an
 # MCP call whose new tokens (one to three) include evidence (``_TOKEN_EVIDENCE``) and no other id or
@@ -585,9 +591,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                    lag(_own_values) OVER same_session AS _last_values,
                    lag(_server_shape, 2) OVER same_session AS _last2_server_shape, lag(_own_values, 2) OVER same_session AS _last2_values,
                    lag(tool_key, 2) OVER same_session AS _last2_tool, lag(result_excerpt, 2) OVER same_session AS _last2_excerpt,
-                   -- The previous call repeating the call of its tool two before it (the same values): a dispenser in turn with this tool.
-                   coalesce(lag(tool_key) OVER same_session = lag(tool_key, 3) OVER same_session
-                            AND lag(_own_values) OVER same_session = lag(_own_values, 3) OVER same_session, false) AS _last_dispenser
+                   lag(tool_key, 3) OVER same_session AS _last3_tool, lag(_own_values, 3) OVER same_session AS _last3_values
             FROM (SELECT *, {METER_SQL} AS _meter, CASE WHEN _server IS NOT NULL THEN hash(_server, shape_hash) END AS _server_shape
                   FROM s)
             WINDOW same_shape AS (PARTITION BY session_id, tool_key, shape_hash ORDER BY {order_by}),
@@ -599,8 +603,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
             -- server's, or the agent's own: a file read between two calls of the loop), the call before it.
             SELECT *, CASE WHEN _alias_at = 1 THEN _last_values WHEN _alias_at = 2 THEN _last2_values END AS _alias_values,
                    CASE WHEN _alias_at = 1 THEN _last_excerpt WHEN _alias_at = 2 THEN _last2_excerpt END AS _alias_excerpt,
-                   CASE WHEN _alias_at = 1 AND _last2_server_shape = _server_shape THEN _last2_values END AS _alias2_values,
-                   {_LAST_FED} AS _last_fed
+                   CASE WHEN _alias_at = 1 AND _last2_server_shape = _server_shape THEN _last2_values END AS _alias2_values
             FROM (SELECT *, CASE WHEN _last_server_shape = _server_shape THEN CASE WHEN _last_tool != tool_key THEN 1 END
                                  WHEN _last2_server_shape = _server_shape AND _last2_tool != tool_key THEN 2 END AS _alias_at
                   FROM w)
@@ -634,7 +637,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
             FROM g
         )
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
-                          _last_excerpt, _last_fed, _last_dispenser, _mcp, _server, _own_values,
+                          _last_excerpt, _last3_tool, _last3_values, _mcp, _server, _own_values,
                           _insert_at, _grown_values, _steered_here, _server_shape, _last_tool, _last_server_shape, _last_values,
                           _last2_server_shape, _last2_values, _last2_tool, _last2_excerpt, _alias_at, _alias_values, _alias_excerpt,
                           _alias2_values),

@@ -34,11 +34,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
     t = context.tools.filter(pl.col("is_error").is_not_null())
     if t.is_empty():
         return []
-    by_tool = ["session_id", "tool_key"]
-    # Failure streak: calls of a tool since its last success, counting the error that opened it.
-    t = t.with_columns((~pl.col("is_error")).cast(pl.Int32).cum_sum().over(by_tool).alias("_ok_seen"))
-    t = t.with_columns(pl.col("is_error").cast(pl.Int32).cum_sum().over([*by_tool, "_ok_seen"]).alias("_errs"))
-    failing = t.filter(pl.col("_errs") > 0)
+    # A tool's calls from an error up to its next success are the calls that failed: every call of the tool in
+    # between is one more error (a success would have ended the streak), so no per-streak numbering is needed.
+    failing = t.filter(pl.col("is_error"))
     per = failing.group_by("session_id").agg(
         pl.col("billed_tokens").sum().alias("failure_tokens"),
         pl.col("billed_usd").sum().alias("failure_usd"),
