@@ -26,7 +26,8 @@ not apply: servers handing the model back and forth with small arguments (A → 
 repeated) are reported too, marked ``light_args``; the combined verdict asks more
 of them (two status tools polled in turn look the same). A queue consumer
 receiving with the same arguments and acking each message's new receipt repeats
-only every other call: that is work through a queue, not a cycle. Every finding says whether an MCP call was in the cycle (``mcp``).
+only every other call: that is work through a queue, not a cycle. Every finding
+says whether an MCP call was in the cycle (``mcp``).
 """
 
 from __future__ import annotations

@@ -66,7 +66,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         )
         for s in per.iter_rows(named=True)
     ]
-    repeats = t.filter(pl.col("is_error")).group_by("session_id", "tool_key", "skel_hash").agg(
+    repeats = failing.group_by("session_id", "tool_key", "skel_hash").agg(
         pl.len().alias("n"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
         pl.col("billed_tokens").sum().alias("tokens"), pl.col("tool_call_id").first().alias("first_call"),
     ).filter(pl.col("n") >= params.min_repeats)
