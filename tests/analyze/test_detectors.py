@@ -578,6 +578,39 @@ def test_a_fan_out_over_many_ids_returning_one_small_boilerplate_is_a_verdict_an
     assert by(findings, "near_duplicates", batch.session_id) and not by(findings, "economic_dos", batch.session_id)
 
 
+def scratchpad(session_id: str, thoughts: int, seed: int) -> Session:
+    """The sequential-thinking server as it is: the model numbers its own thoughts, the server echoes the count."""
+    rng = random.Random(seed)
+    words = "cache shard replica latency budget queue retry index schema rollout metric window partition lease".split()
+    s = Session(session_id)
+    s.turn(tools=[("Read", '{"file_path":"/src/plan.md"}', "the plan: " + " ".join(rng.choice(words) for _ in range(60)))])
+    for k in range(1, thoughts + 1):
+        thought = " ".join(rng.choice(words) for _ in range(rng.randint(70, 110))).capitalize() + "."
+        args = json.dumps({"thought": thought, "nextThoughtNeeded": k < thoughts, "thoughtNumber": k, "totalThoughts": thoughts})
+        echo = json.dumps({"thoughtNumber": k, "totalThoughts": thoughts, "nextThoughtNeeded": k < thoughts, "branches": [],
+                           "thoughtHistoryLength": k}, indent=2)
+        s.turn(tools=[("sequential-thinking/sequentialthinking", args, echo)], output_tokens=180)
+    s.turn(stop_reason="end_turn")
+    return s
+
+
+def test_a_scratchpad_server_numbering_the_models_own_thoughts_is_no_verdict_at_an_ordinary_cost():
+    """Each call carries a new thought and a counter one up; each result echoes the count. The shape of a
+    steered loop returning boilerplate, but what the chain carried is the model's own writing."""
+    thinking = scratchpad("claude-code:thinking", 12, seed=1)
+    findings = audit(*benign(30, turns=14), thinking, counter_loop())
+    (loop,) = by(findings, "continuation_loop", thinking.session_id)
+    assert loop.evidence["writes"] and "the model wrote" in loop.explanation
+    assert not by(findings, "economic_dos", thinking.session_id)
+    # A loop re-sending one long value (a schema's calibration list) carries no new writing: still a verdict alone.
+    (attack,) = by(findings, "continuation_loop", "claude-code:attack")
+    assert not attack.evidence["writes"] and by(findings, "economic_dos", "claude-code:attack")
+    # Far above its cohort's cost the same chain is weighed as structural evidence.
+    costly = audit(*benign(30, turns=14), scratchpad("claude-code:thinking", 40, seed=1))
+    (verdict,) = by(costly, "economic_dos", "claude-code:thinking")
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.value >= 1.5
+
+
 def test_a_steered_chain_handing_out_a_sliver_a_call_is_a_verdict_and_a_real_pagination_is_not():
     rng = random.Random(9)
     syllables = ["kel", "mor", "vin", "tas", "lor", "pem", "dra", "qui", "sen", "bal", "tor", "fyn"]

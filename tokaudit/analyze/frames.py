@@ -49,7 +49,7 @@ from tokaudit.analyze.tokens import ANY_CONTENT, CONTENT_SQL, FAMILY_PATTERNS, H
 from tokaudit.analyze.usage import COST_SQL, INPUT_COST_SQL, PRICE_JOIN, pricing_ctes
 from tokaudit.config import Config
 from tokaudit.ingest.base import SIG_BINS
-from tokaudit.ingest.skeleton import MAX_ARG_VALUE_CHARS
+from tokaudit.ingest.skeleton import MAX_ARG_VALUE_CHARS, TEXT_CUT
 from tokaudit.store.engine import Store
 from tokaudit.store.queries import fetch_frame, tool_calls_sql
 
@@ -541,6 +541,17 @@ METER_SQL = r"""TRY_CAST(coalesce(
 HEAD = f"CASE WHEN length({{v}}) <= {MAX_ARG_VALUE_CHARS} THEN {{v}} WHEN regexp_matches({{v}}, '\\s') THEN left({{v}}, {MAX_ARG_VALUE_CHARS}) ELSE {{v}} END"
 HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
 
+# A call carries new text the model wrote: a value cut for its length (text longer than a narration
+# sentence: ``ingest.skeleton._cut`` keeps its head and tail around ``TEXT_CUT``) that starts otherwise than
+# the same argument of the tool's previous call of that shape. A thought for a scratchpad server, a note,
+# a new query — not a value re-sent or grown at its end (a REPAIR resend, cumulative restating), and not
+# a long list of numbers (no spaces: never cut so).
+_CUT_AT = MAX_ARG_VALUE_CHARS + 1
+AUTHORED_SQL = f"""coalesce(list_bool_or(list_transform(range(1, least(len(args_values), len(_prev_values)) + 1), lambda i: CASE
+    WHEN length(args_values[i]) < {_CUT_AT + len(TEXT_CUT)} THEN false
+    WHEN substr(args_values[i], {_CUT_AT}, {len(TEXT_CUT)}) != '{TEXT_CUT}' THEN false
+    ELSE left(args_values[i], 32) IS DISTINCT FROM left(_prev_values[i], 32) END)), false)"""
+
 
 def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "args_values") -> str:
     """SQL: ``_STEERED_RULE`` for the call's ``values`` (a column) against the earlier call's ``prev`` values,
@@ -552,8 +563,8 @@ def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "arg
 
 def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
     """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
-    result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered`` and ``alias_steered``, calls ordered
-    by ``order_by``.
+    result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered``, ``alias_steered`` and
+    ``authored`` (``AUTHORED_SQL``), calls ordered by ``order_by``.
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
     its tool whatever the shape (a first call without a cursor, then the same call with one). An MCP
@@ -648,7 +659,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                         lambda j: hash(list_transform(range(1, len(args_values) + 1),
                                                       lambda i: CASE WHEN i = j THEN '' ELSE {HEAD.format(v="args_values[i]")} END)))
                     ELSE [] END AS unnarrated_hashes,
-               _steered_here OR alias_steered AS steered
+               _steered_here OR alias_steered AS steered, {AUTHORED_SQL} AS authored
         FROM v
     """
 

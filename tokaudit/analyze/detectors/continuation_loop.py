@@ -31,6 +31,13 @@ apart — the combined verdict (economic_dos) weighs it so. Whether the
 chain ran through an MCP tool is in the evidence (``mcp``): a chain of the
 agent's own tools (the same test run again after edits) stays its own finding
 and is no economic-DoS verdict.
+
+A chain whose steered calls mostly carry new text the model wrote (``authored``: a thought, a note, not
+a value re-sent or grown) of ``min_written_tokens`` or more per call on average, at least as much as their
+results held, is reported with evidence ``writes`` True: a scratchpad server (sequential thinking: the
+model numbers its own thoughts and the server echoes the count) or a note-taking tool has a loop's shape,
+yet what the chain carried is the model's own writing — the combined verdict weighs it by its cost. A
+REPAIR resend or a schema's calibration list re-sends the same value: no new text, still a loop.
 """
 
 from __future__ import annotations
@@ -59,6 +66,10 @@ class Params:
     # simulator's benign paginations include such pages (120–200 tokens).
     min_drip_len: int = 15
     max_drip_result_tokens: int = 100
+    # The model's own writing (evidence ``writes``): most steered calls carry new text, this many argument tokens a
+    # call on average and no fewer than their results — a narration sentence beside a counter is about 20–60.
+    min_written_tokens: int = 80
+    min_authored_share: float = 0.5
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -74,15 +85,22 @@ def detect(context: Context, params: Params) -> list[Finding]:
         (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("steered_novel_tokens"),
         (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("steered_traffic_tokens"),
         pl.col("result_tokens").mean().alias("steered_result_tokens"),
+        pl.col("args_tokens").mean().alias("steered_args_tokens"),
+        pl.col("authored").mean().alias("authored_share"),
         pl.col("has_continuation").mean().alias("marker_share"),
         pl.len().alias("steered_calls"),
         pl.col("is_mcp").any().alias("mcp"),
     )
     repetitive = (pl.col("steered_novelty") < params.max_novelty) | (pl.col("steered_compress_ratio") >= params.min_compress_ratio)
     drip = (pl.col("steered_calls") + 1 >= params.min_drip_len) & (pl.col("steered_result_tokens") <= params.max_drip_result_tokens)
+    writes = (
+        (pl.col("authored_share") >= params.min_authored_share)
+        & (pl.col("steered_args_tokens") >= params.min_written_tokens)
+        & (pl.col("steered_args_tokens") >= pl.col("steered_result_tokens").fill_null(0))
+    )
     runs = (
         runs.join(steered, on="steer_chain_id")
-        .with_columns(repetitive.fill_null(False).alias("repetitive"), drip.fill_null(False).alias("drip"))
+        .with_columns(repetitive.fill_null(False).alias("repetitive"), drip.fill_null(False).alias("drip"), writes.fill_null(False).alias("writes"))
         .filter(
             (pl.col("steered_calls") + 1 >= params.min_len)
             & (pl.col("repetitive") | pl.col("drip") | (pl.col("steered_calls") + 1 >= params.min_long_len))
@@ -92,6 +110,10 @@ def detect(context: Context, params: Params) -> list[Finding]:
     for run in runs.iter_rows(named=True):
         yield_share = run["steered_novel_tokens"] / max(run["steered_traffic_tokens"], 1)
         wording = " Its results also read like continuation notices." if run["marker_share"] >= 0.5 else ""
+        if run["writes"]:
+            wording += (f" Most of its calls carried new text the model wrote ({run['steered_args_tokens']:.0f} argument tokens a call "
+                        f"on average, against {run['steered_result_tokens'] or 0:.0f} of result): a scratchpad or note-taking tool "
+                        "numbering the model's own entries has this shape.")
         novelty, ratio = run["steered_novelty"], run["steered_compress_ratio"]
         if novelty is not None and novelty < params.max_novelty:
             repeats = f"the results were mostly repeats (mean novelty {novelty:.2f}"
@@ -120,7 +142,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 extra={"steered_novelty": run["steered_novelty"], "steered_compress_ratio": ratio, "payload_yield": yield_share,
                        "steered_calls": run["steered_calls"],
                        "continuation_marker_share": run["marker_share"], "mcp": run["mcp"], "repetitive": run["repetitive"],
-                       "drip": run["drip"]},
+                       "drip": run["drip"], "writes": run["writes"]},
                 # A long chain of new content may be the pagination the task wanted: worth a look, not an alarm.
                 max_severity=None if run["repetitive"] else "medium",
             )

@@ -6,6 +6,9 @@ A session is flagged when:
   calls through an MCP server (D15) ran in it — both specific enough to stand alone (a queue
   consumer acking each message's receipt, one small template under new values, has a loop's
   shape too: a known false positive, which calibrating the loop length on benign sessions moves);
+* a steered loop whose calls carried the model's own new writing (D5 ``writes``: a scratchpad server
+  echoing the count of the thoughts sent to it has a loop's shape) with the session costing at least
+  ``min_cost_ratio`` × its cohort median;
 * a steered chain of slivers (D5 ``drip``: a record or none per call over many calls), or a fan-out
   of small identical results (below), with the session costing at least ``min_weak_cost_ratio`` ×
   its cohort median — shapes benign queue consumers and batch writes share, so only a clear blowup
@@ -216,7 +219,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         strong = [
             f for f in structural
             if f.detector in STRONG and (not f.evidence.get("light_args") or f.value >= params.min_light_cycle_repetitions)
-            and not _drip_only(f)
+            and not _drip_only(f) and not f.evidence.get("writes")
         ]
         reasons = []
         if strong:
