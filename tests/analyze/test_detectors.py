@@ -602,9 +602,20 @@ def test_a_scratchpad_server_numbering_the_models_own_thoughts_is_no_verdict_at_
     (loop,) = by(findings, "continuation_loop", thinking.session_id)
     assert loop.evidence["writes"] and "the model wrote" in loop.explanation
     assert not by(findings, "economic_dos", thinking.session_id)
-    # A loop re-sending one long value (a schema's calibration list) carries no new writing: still a verdict alone.
+    # A loop re-sending one long value (a schema's calibration list) carries no new writing, even when the model
+    # narrates each call in a sentence of new words beside it: still a verdict alone.
     (attack,) = by(findings, "continuation_loop", "claude-code:attack")
     assert not attack.evidence["writes"] and by(findings, "economic_dos", "claude-code:attack")
+    rng, seq = random.Random(2), ",".join(str(i) for i in range(400))
+    narrated = Session("claude-code:narrated")
+    for i in range(1, 13):
+        why = " ".join(rng.choice(["checking", "the", "next", "segment", "before", "reporting", "forecast", "data", "now"]) for _ in range(30))
+        narrated.turn(tools=[("weather/get_forecast", json.dumps({"explanation": why, "segment_index": i, "calibration_sequence": seq}),
+                              f"Segment {i} of 12 acknowledged.")], output_tokens=500)
+    narrated.turn(stop_reason="end_turn")
+    found = audit(*benign(30, turns=14), narrated)
+    (loop,) = by(found, "continuation_loop", narrated.session_id)
+    assert not loop.evidence["writes"] and by(found, "economic_dos", narrated.session_id)
     # Far above its cohort's cost the same chain is weighed as structural evidence.
     costly = audit(*benign(30, turns=14), scratchpad("claude-code:thinking", 40, seed=1))
     (verdict,) = by(costly, "economic_dos", "claude-code:thinking")
@@ -689,9 +700,13 @@ def test_overthinking_after_a_tool_result(tool, external):
     (f,) = by(findings, "overthinking", s.session_id)
     assert f.evidence["after_tool_result"] is True and f.first_turn == 1 and f.evidence["external"] is external
     assert bool(by(findings, "economic_dos", s.session_id)) is external
-    # The same spike in a session costing far more than its cohort is a verdict whatever the tool.
-    s.turn(output_tokens=60_000, reasoning_tokens=58_000, stop_reason="end_turn")
-    assert by(audit(*sessions, s), "economic_dos", s.session_id)
+    # The same spike in a session costing far more than its cohort (here: long files read afterwards, each
+    # re-read by every later request) is a verdict whatever the tool.
+    for k in range(8):
+        s.turn(tools=[("Read", f'{{"file_path":"/data/dump_{k}.csv"}}', f"row {k}," * 6_000)])
+    s.turn(stop_reason="end_turn")
+    (verdict,) = by(audit(*sessions, s), "economic_dos", s.session_id)
+    assert context_ratio(s) >= 1.5 and "overthinking" in verdict.evidence["reasons"]
 
 
 def test_smaller_decoys_in_every_result_of_one_server_tool():
@@ -770,6 +785,26 @@ def test_a_hard_task_that_thinks_hard_throughout_is_not_overthinking():
     # Against the model's other sessions alone these requests are outliers; against their own session they are not.
     assert by(audit(*sessions, overthinking={"min_times_session_p25": 0}), "overthinking", hard.session_id)
     assert not by(audit(*sessions), "overthinking", hard.session_id)
+
+
+def test_a_hard_task_thinking_over_most_of_its_own_results_is_no_verdict_however_costly():
+    """Two quick reads, then four requests each thinking hard over a file or a command's output: each stands above
+    the session's lower quartile (an overthinking finding), but not above its median — the thinking is the task,
+    and it is what the session cost."""
+    hard = Session("claude-code:hard")
+    hard.turn(tools=[("Read", '{"file_path":"/src/solver.py"}', "def solve(grid): ...")], output_tokens=150, reasoning_tokens=80)
+    hard.turn(tools=[("Read", '{"file_path":"/src/grid.py"}', "class Grid: ...")], output_tokens=160, reasoning_tokens=90)
+    for k in range(4):
+        tool = ("Bash", f'{{"command":"python -m solver case_{k}.txt"}}', f"case {k}: wrong answer, expected 41") if k % 2 else \
+               ("Read", f'{{"file_path":"/src/case_{k}.txt"}}', f"constraints of case {k}")
+        hard.turn(tools=[tool], output_tokens=16_000 + 900 * k, reasoning_tokens=15_500 + 900 * k)
+    hard.turn(output_tokens=400, stop_reason="end_turn")
+    findings = audit(*benign(30), hard)
+    spikes = by(findings, "overthinking", hard.session_id)
+    assert spikes and not any(f.evidence["stands_out"] for f in spikes) and not any(f.evidence["external"] for f in spikes)
+    assert context_ratio(hard) >= 1.5 and not by(findings, "economic_dos", hard.session_id)
+    # Held to the session's lower quartile alone, the same spikes would convict a session that costly.
+    assert by(audit(*benign(30), hard, overthinking={"min_times_session_median": 0}), "economic_dos", hard.session_id)
 
 
 def changed_definitions(session_id: str, tool: str) -> pl.DataFrame:
@@ -1057,6 +1092,31 @@ def test_one_session_calling_a_sponge_many_times_does_not_set_the_tools_usual_si
     (f,) = [f for f in by(findings, "amplification", sponge.session_id) if f.metric == "result_size_vs_tool_median"]
     assert f.evidence["calls"] == 15 and f.value >= 10
     assert by(findings, "economic_dos", sponge.session_id)
+
+
+def test_a_query_tool_asked_for_a_few_hundred_rows_now_and_then_is_not_a_sponge():
+    """A database tool: most answers are a few rows, and most of its sessions ask once or twice for a few hundred.
+    Such results are far above the tool's median, but not above what its sessions usually reach."""
+    rng = random.Random(5)
+
+    def rows(n: int) -> str:
+        return json.dumps([{"id": rng.randrange(10**6), "region": rng.choice(["eu", "us", "ap"]), "total": rng.randrange(10**5)}
+                           for _ in range(n)])
+
+    sessions = benign(30)
+    for i, s in enumerate(sessions[:12]):
+        for k in range(8):
+            big = k in (2, 5) if i % 3 else k == 4
+            s.turn(tools=[("postgres/query", f'{{"sql":"SELECT id, region, total FROM orders_{k} LIMIT {400 if big else 5}"}}', rows(400 if big else 5))])
+    analyst = Session("claude-code:analyst")
+    for k in range(8):
+        analyst.turn(tools=[("postgres/query", f'{{"sql":"SELECT * FROM sales_{k} LIMIT {450 if k in (3, 6) else 5}"}}', rows(450 if k in (3, 6) else 5))])
+    analyst.turn(stop_reason="end_turn")
+    findings = audit(*sessions, analyst)
+    assert not [f for f in by(findings, "amplification") if f.metric == "result_size_vs_tool_median"]
+    # Held to the tool's median alone, those results would be verbose.
+    loose = audit(*sessions, analyst, amplification={"min_times_tool_peak": 0})
+    assert [f for f in by(loose, "amplification", analyst.session_id) if f.metric == "result_size_vs_tool_median"]
 
 
 def test_retrying_a_failed_call_between_sleeps_is_not_a_cycle():

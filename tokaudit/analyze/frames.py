@@ -541,16 +541,17 @@ METER_SQL = r"""TRY_CAST(coalesce(
 HEAD = f"CASE WHEN length({{v}}) <= {MAX_ARG_VALUE_CHARS} THEN {{v}} WHEN regexp_matches({{v}}, '\\s') THEN left({{v}}, {MAX_ARG_VALUE_CHARS}) ELSE {{v}} END"
 HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
 
-# A call carries new text the model wrote: a value cut for its length (text longer than a narration
-# sentence: ``ingest.skeleton._cut`` keeps its head and tail around ``TEXT_CUT``) that starts otherwise than
-# the same argument of the tool's previous call of that shape. A thought for a scratchpad server, a note,
-# a new query — not a value re-sent or grown at its end (a REPAIR resend, cumulative restating), and not
-# a long list of numbers (no spaces: never cut so).
+# A call carries new text the model wrote: its only long value (``ingest.skeleton._cut`` keeps a text's
+# head and tail around ``TEXT_CUT``) is text that starts otherwise than the same argument of the tool's
+# previous call of that shape. A thought for a scratchpad server, a note, a new query — not a value re-sent
+# or grown at its end (a REPAIR resend, cumulative restating), not a long list of numbers (no spaces: never
+# cut so), and not a narration sentence beside such a value (the call's bulk is then the other value).
 _CUT_AT = MAX_ARG_VALUE_CHARS + 1
-AUTHORED_SQL = f"""coalesce(list_bool_or(list_transform(range(1, least(len(args_values), len(_prev_values)) + 1), lambda i: CASE
-    WHEN length(args_values[i]) < {_CUT_AT + len(TEXT_CUT)} THEN false
-    WHEN substr(args_values[i], {_CUT_AT}, {len(TEXT_CUT)}) != '{TEXT_CUT}' THEN false
-    ELSE left(args_values[i], 32) IS DISTINCT FROM left(_prev_values[i], 32) END)), false)"""
+AUTHORED_SQL = f"""CASE WHEN len(list_filter(args_values, lambda v: length(v) > {MAX_ARG_VALUE_CHARS})) != 1 THEN false
+    ELSE coalesce(list_bool_or(list_transform(range(1, least(len(args_values), len(_prev_values)) + 1), lambda i: CASE
+        WHEN length(args_values[i]) < {_CUT_AT + len(TEXT_CUT)} THEN false
+        WHEN substr(args_values[i], {_CUT_AT}, {len(TEXT_CUT)}) != '{TEXT_CUT}' THEN false
+        ELSE left(args_values[i], 32) IS DISTINCT FROM left(_prev_values[i], 32) END)), false) END"""
 
 
 def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "args_values") -> str:

@@ -12,8 +12,12 @@ size (the median, over the analysed sessions, of its median result in each: one
 session calling a sponge many times does not make verbose the tool's usual) and
 at least ``min_result_tokens``, on ``min_verbose_calls`` or more calls of a session
 — a sponge server inflating what the model must read (and re-read every later
-turn). False positives: a tool whose results are legitimately size-varied
-(file reads); the multiple is calibrated on benign sessions.
+turn) — and ``min_times_tool_peak`` × its usual peak (the median, over sessions,
+of each session's largest result of it). False positives: a tool whose results
+are legitimately size-varied (file reads, a database query tool whose model
+sometimes asks for a few hundred rows): such a tool's sessions usually reach
+large results too, which the peak measures; the multiples are calibrated on
+benign sessions.
 
 Large results of a new tool: an MCP tool seen in fewer than ``min_tool_sessions``
 sessions has no usual size to exceed; results of ``min_new_tool_result_tokens`` or
@@ -70,6 +74,8 @@ class Params:
     min_out_in: float = 50.0
     min_output_tokens: int = 4000
     min_times_tool_median: float = 10.0
+    # ... and this many times the tool's usual peak: the median over sessions of each one's largest result of it.
+    min_times_tool_peak: float = 3.0
     min_result_tokens: int = 5000
     min_verbose_calls: int = 2
     # A tool with fewer sessions of its own has no usual size: only results this large count, on their size.
@@ -166,11 +172,17 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
         return []
     # Each session is one vote on a tool's usual size (the median of its session medians): one session
     # calling a sponge many times must not make verbose the tool's usual.
-    per_session = tools.group_by("tool_key", "session_id").agg(pl.col("result_tokens").median().alias("_session_median"))
-    usual = per_session.group_by("tool_key").agg(pl.col("_session_median").median().alias("_median"), pl.len().alias("_sessions"))
+    # A tool whose sessions usually reach large results too (a query tool asked for a few hundred rows now and
+    # then) is size-varied by nature: its usual peak is the median of its sessions' largest results.
+    per_session = tools.group_by("tool_key", "session_id").agg(pl.col("result_tokens").median().alias("_session_median"),
+                                                               pl.col("result_tokens").max().alias("_session_peak"))
+    usual = per_session.group_by("tool_key").agg(pl.col("_session_median").median().alias("_median"),
+                                                 pl.col("_session_peak").median().alias("_peak"), pl.len().alias("_sessions"))
     tools = tools.join(usual, on="tool_key", how="left")
-    above_usual = (pl.col("result_tokens") >= params.min_result_tokens) & (
-        pl.col("result_tokens") >= params.min_times_tool_median * pl.max_horizontal(pl.col("_median"), pl.lit(1))
+    above_usual = (
+        (pl.col("result_tokens") >= params.min_result_tokens)
+        & (pl.col("result_tokens") >= params.min_times_tool_median * pl.max_horizontal(pl.col("_median"), pl.lit(1)))
+        & (pl.col("result_tokens") >= params.min_times_tool_peak * pl.col("_peak"))
     )
     # Large results of a tool too new for its usual size to mean much, where they are not above it already.
     new_tool = (
@@ -181,6 +193,7 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
     per = _per_session_tool(
         verbose, params,
         pl.col("_median").first().alias("median"),
+        pl.col("_peak").first().alias("peak"),
         (pl.col("result_tokens") / pl.max_horizontal(pl.col("_median"), pl.lit(1))).max().alias("ratio"),
         pl.col("is_mcp").first().alias("mcp"),
         pl.col("_new_tool").all().alias("new_tool"),
@@ -190,12 +203,13 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
         Finding(
             detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
             metric="result_size_vs_tool_median", value=r["ratio"],
-            threshold=f"≥ {params.min_times_tool_median}× the tool's median result and ≥ {params.min_result_tokens:,} tokens, on ≥ {params.min_verbose_calls} calls",
+            threshold=(f"≥ {params.min_times_tool_median}× the tool's median result, ≥ {params.min_times_tool_peak}× its usual peak and "
+                       f"≥ {params.min_result_tokens:,} tokens, on ≥ {params.min_verbose_calls} calls"),
             excess_tokens=int(r["tokens"] - r["calls"] * r["median"]), excess_usd=None, tool_key=r["tool_key"],
             explanation=(
                 f"{r['tool_key']!r} returned {r['calls']} results of up to {r['ratio']:.0f}× its usual size ({int(r['tokens']):,} tokens "
-                f"in all, {r['method']}; its median is {r['median']:,.0f}): verbose results the model must read, and re-read on every "
-                "later request."
+                f"in all, {r['method']}; its median is {r['median']:,.0f}, and its sessions' largest results are usually "
+                f"{r['peak']:,.0f}): verbose results the model must read, and re-read on every later request."
             ),
             evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": r["mcp"]},
         )

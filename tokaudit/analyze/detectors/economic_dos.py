@@ -40,8 +40,9 @@ A session is flagged when:
 * reasoning overthinking (D10) fired after a result from outside the user's machine (an MCP server's,
   or a built-in tool reading the web: D10 evidence ``external``) — after the agent's own tools (a
   failing test run, a patch), where thinking hard is the work, with the session costing at least
-  ``min_cost_ratio`` × its cohort median (as for smaller decoys in every result of one tool, D10 evidence
-  ``repeated``);
+  ``min_cost_ratio`` × its cohort median and the request standing out from its session (D10 evidence
+  ``stands_out``: a session thinking hard on most requests is a hard task); for smaller decoys in every
+  result of one tool (D10 evidence ``repeated``), with that cost;
 * for a session whose cost was estimated from its tool traffic (an MCP transcript recorded alone,
   ``cohorts.with_traffic_estimates``) the same gates apply to that estimate, except that a result far
   above its tool's usual size (D2) does not count: the estimate is made of those sizes;
@@ -234,9 +235,13 @@ def detect(context: Context, params: Params) -> list[Finding]:
         # lookups with long coding work, so a blowup against that broad cohort stays its own finding.
         if any(f.detector == "cost_blowup" and f.evidence.get("cohort") == "task" for f in found):
             reasons.append("cost")
-        # Smaller decoys in every result of one tool (evidence "repeated") ask the cost gate too.
+        # Smaller decoys in every result of one tool (evidence "repeated") ask the cost gate too; so does a spike after
+        # the agent's own tools, which must also stand out from its session (a hard task thinks hard throughout, and
+        # that thinking is what it costs).
         if any(f.detector == "overthinking"
-               and ((f.evidence.get("external", True) and not f.evidence.get("repeated")) or (ratio is not None and ratio >= params.min_cost_ratio))
+               and ((f.evidence.get("external", True) and not f.evidence.get("repeated"))
+                    or (ratio is not None and ratio >= params.min_cost_ratio
+                        and (f.evidence.get("repeated") or f.evidence.get("external", True) or f.evidence.get("stands_out", True))))
                for f in found):
             reasons.append("overthinking")
         seen_change = any(f.detector == "tool_surface_change" and f.metric in SEEN_CHANGES for f in found)

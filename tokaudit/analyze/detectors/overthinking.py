@@ -23,7 +23,9 @@ from a tool that rarely produces them, reasoning-effort changes. Whether the
 result came from outside the user's machine — an MCP server's, or a built-in
 tool reading the web (``EXTERNAL_TOOL_PATTERN``) — is in the evidence
 (``external``): a model thinking hard over its own test run or patch is
-working, and the combined verdict asks a cost blowup beside it.
+working, and the combined verdict asks a cost blowup beside it — and that the request stood out from
+its own session (``stands_out``: ≥ ``min_times_session_median`` × the session's median request): a
+session thinking that hard on most of its requests is a hard task, whose thinking is its cost.
 
 A server can also plant smaller decoys, one in each of its results: metric
 ``repeated_reasoning_vs_session`` fires when at least ``min_repeated`` requests
@@ -62,6 +64,8 @@ class Params:
     # A hard task thinks hard on most requests; a decoy makes one request think far beyond the rest of
     # its own session (its lower quartile: robust to a few decoys, defined for short sessions).
     min_times_session_p25: float = 5.0
+    # Evidence ``stands_out``: the request thought this many times the session's median request.
+    min_times_session_median: float = 3.0
     # Smaller decoys in every result of one external tool: this many requests, each thinking this much, at this
     # multiple of the session's requests after its other tools (median against median; at least three of those).
     min_repeated: int = 3
@@ -90,7 +94,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
     typical = (
         context.frames.calls.filter(~pl.col("is_aggregate"))
         .group_by("session_id")
-        .agg(pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).quantile(0.25, interpolation="lower").alias("_session_p25"))
+        .agg(pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).quantile(0.25, interpolation="lower").alias("_session_p25"),
+             pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).median().alias("_session_median"))
     )
     q = params.baseline_quantile
     # Each session's hardest request after the tool (and after any tool), then the level typical sessions reach.
@@ -144,6 +149,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 ),
                 evidence={"model": c["model"], "baseline_tokens": baseline, "after_tool_result": True, "fed_by": c["_fed_by"], "external": c["_external"],
                           "per_tool_baseline": c["_per_tool"], "session_p25_tokens": c["_session_p25"],
+                          "session_median_tokens": c["_session_median"], "think_tokens": c["_think"],
+                          "stands_out": c["_think"] >= params.min_times_session_median * max(c["_session_median"] or 0, 1),
                           "baseline_scope": "model" if c["_own_model"] else "family"},
             )
         )
