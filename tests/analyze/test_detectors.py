@@ -368,14 +368,32 @@ def test_a_cycle_of_the_agents_own_tools_is_coding_work(mcp):
     s = Session("claude-code:edit-test")
     for k in range(4):
         s.turn(tools=[(read, '{"file_path":"/src/app/billing.py","offset":1,"limit":400}', "def total(lines): return sum(lines)")])
-        body = f"    # rounding rule {k}: " + "round half to even on every invoice line, then sum the lines. " * 6
-        s.turn(tools=[(edit, f'{{"file_path":"/src/app/billing.py","old_string":"sum(lines)","new_string":"{body}"}}', "ok")])
-        s.turn(tools=[(test, '{"command":"pytest -q tests/test_billing.py --maxfail=1 --disable-warnings -p no:cacheprovider"}',
+        s.turn(tools=[(edit, f'{{"file_path":"/src/app/billing.py","old_string":"sum(lines)","new_string":"round(sum(lines), {k})"}}', "ok")])
+        suite = " ".join(f"tests/billing/test_{name}.py" for name in ("invoices", "rounding", "tax", "credit_notes", "currencies",
+                                                                       "discounts", "refunds", "statements", "ledger", "exports",
+                                                                       "payouts", "disputes", "fees", "vouchers", "dunning"))
+        s.turn(tools=[(test, f'{{"command":"pytest -q {suite} --maxfail=1 --disable-warnings -p no:cacheprovider --durations=10"}}',
                        "1 failed: assert 41 == 42")])
     findings = audit(*benign(30), s)
     (cycle,) = by(findings, "cycles", s.session_id)
     assert cycle.evidence["mcp"] is mcp and not cycle.evidence["light_args"]
     assert bool(by(findings, "economic_dos", s.session_id)) is mcp
+
+
+def test_writing_new_entities_between_reads_of_the_whole_graph_is_no_cycle():
+    """A memory server: create entities (new content every time), read the graph back (no arguments), again and
+    again. The reads repeat, but what the model wrote is new each time: work, not a draft going round."""
+    s = Session("claude-code:memory")
+    for k in range(4):
+        entities = json.dumps({"entities": [{"name": f"service-{k}-{j}", "entityType": "component",
+                                             "observations": [f"owns the {w} pipeline stage {k}{j}" for w in ("ingest", "billing", "audit")]}
+                                            for j in range(3)]})
+        s.turn(tools=[("memory/create_entities", entities, f"created 3 entities for batch {k}")])
+        s.turn(tools=[("memory/read_graph", "{}", json.dumps({"entities": [f"service-{i}" for i in range(3 * (k + 1))], "relations": []}))])
+    s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), s)
+    assert not by(findings, "cycles", s.session_id) and not by(findings, "economic_dos", s.session_id)
+    assert by(audit(*benign(30), s, cycles={"min_repeated_args_share": 0}), "cycles", s.session_id)
 
 
 def test_a_cycle_between_servers_with_the_models_own_tools_in_between():
@@ -707,6 +725,29 @@ def test_overthinking_after_a_tool_result(tool, external):
     s.turn(stop_reason="end_turn")
     (verdict,) = by(audit(*sessions, s), "economic_dos", s.session_id)
     assert context_ratio(s) >= 1.5 and "overthinking" in verdict.evidence["reasons"]
+
+
+def test_a_spike_after_a_server_result_in_a_session_that_thinks_as_hard_over_its_own_files_is_not_a_decoy_alone():
+    """Hard thinking after a query result, and harder still after the agent's own file read: the server's result is
+    not what made the model think; at an ordinary cost that is no verdict."""
+    sessions = benign(30, turns=14)
+    s = Session("claude-code:analysis")
+    s.turn(tools=[("Read", '{"file_path":"/src/model.py"}', "class Model: ...")])
+    s.turn(tools=[("db/query", '{"sql":"SELECT region, sum(total) FROM orders GROUP BY 1"}', '[["eu", 1200], ["us", 3400]]')],
+           output_tokens=3_600, reasoning_tokens=3_500)
+    s.turn(output_tokens=3_300, reasoning_tokens=3_200, stop_reason="end_turn")  # after the query result
+    findings = audit(*sessions, s)
+    (spike,) = [f for f in by(findings, "overthinking", s.session_id) if f.tool_key == "db/query"]
+    assert spike.evidence["external"] and not spike.evidence["beyond_own"]
+    assert build_context(frames(*sessions, s)).ratio(s.session_id) < 1.5 and not by(findings, "economic_dos", s.session_id)
+    # The same spike where the file read left the model calm is beyond anything else in its session: a verdict alone.
+    calm = Session("claude-code:calm")
+    calm.turn(tools=[("Read", '{"file_path":"/src/model.py"}', "class Model: ...")])
+    calm.turn(tools=[("db/query", '{"sql":"SELECT region, sum(total) FROM orders GROUP BY 1"}', '[["eu", 1200], ["us", 3400]]')],
+              output_tokens=250, reasoning_tokens=150)
+    calm.turn(output_tokens=3_300, reasoning_tokens=3_200, stop_reason="end_turn")
+    (verdict,) = by(audit(*sessions, calm), "economic_dos", calm.session_id)
+    assert verdict.evidence["reasons"] == ["overthinking"]
 
 
 def test_smaller_decoys_in_every_result_of_one_server_tool():

@@ -400,3 +400,29 @@ def test_a_share_of_parts_rounded_to_its_last_digit_is_a_constant_step():
     assert steered(uneven) == [False] * 5
     tiny = [(f'{{"zone":"eu-west-1","threshold":{v}}}', "ok") for v in ("0.001", "0.002", "0.004", "0.005")]
     assert steered(tiny) == [False, False, False, False]
+
+
+def authored(calls: list[tuple[str, str]]) -> list[bool]:
+    """[(args_json, result_text)] of one MCP tool, in order -> the ``authored`` flag of each call."""
+    rows = [("s", "docs/get", i, args_values(a), args_skeleton(a), result_features(r.encode())["result_excerpt"]) for i, (a, r) in enumerate(calls)]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, result_excerpt VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", rows)
+    return [r[0] for r in con.sql(f"SELECT authored FROM ({steering_sql('t', 'call_idx')}) ORDER BY call_idx").fetchall()]
+
+
+def test_new_text_the_model_wrote_is_authored_and_a_document_sent_again_is_not():
+    thoughts = ["The cache misses cluster after each deploy, so the warm-up path is the first suspect to examine here.",
+                "If warm-up is the cause, the miss rate should fall within minutes; the dashboards show it falls in hours.",
+                "So the eviction policy is more likely: the new size limit evicts the hot keys before they are read again."]
+    calls = [(json.dumps({"thought": t, "thoughtNumber": k + 1, "totalThoughts": 3}), f'{{"thoughtNumber": {k + 1}}}')
+             for k, t in enumerate(thoughts)]
+    assert authored(calls) == [False, True, True]  # the first call has nothing to differ from
+    document = "Translate the release notes for the billing service into Portuguese, keeping the headings as they are. " * 3
+    drip = [(json.dumps({"text": document, "lang": "pt"}), "Chunk 1 delivered. Continue with token zSkuafuuHc5RBMQyr43C")]
+    drip += [(json.dumps({"text": document, "lang": "pt", "token": f"zSkuafuuHc5RBMQyr43C{k}"}), f"Chunk {k + 2} delivered.") for k in range(3)]
+    assert authored(drip) == [False, False, False, False]  # the same document again, a cursor added: no new writing
+    # A narration sentence beside a long value re-sent is not the call's bulk.
+    sequence = ",".join(str(i) for i in range(200))
+    narrated = [(json.dumps({"explanation": t, "segment_index": k, "calibration_sequence": sequence}), "ok") for k, t in enumerate(thoughts)]
+    assert authored(narrated) == [False, False, False]

@@ -543,15 +543,17 @@ HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
 
 # A call carries new text the model wrote: its only long value (``ingest.skeleton._cut`` keeps a text's
 # head and tail around ``TEXT_CUT``) is text that starts otherwise than the same argument of the tool's
-# previous call of that shape. A thought for a scratchpad server, a note, a new query — not a value re-sent
-# or grown at its end (a REPAIR resend, cumulative restating), not a long list of numbers (no spaces: never
-# cut so), and not a narration sentence beside such a value (the call's bulk is then the other value).
+# previous call (of that shape, else of any). A thought for a scratchpad server, a note, a new query — not a
+# value re-sent or grown at its end (a REPAIR resend, cumulative restating; a document sent again with a
+# cursor added), not a long list of numbers (no spaces: never cut so), and not a narration sentence beside
+# such a value (the call's bulk is then the other value). A tool's first call has nothing to differ from.
 _CUT_AT = MAX_ARG_VALUE_CHARS + 1
-AUTHORED_SQL = f"""CASE WHEN len(list_filter(args_values, lambda v: length(v) > {MAX_ARG_VALUE_CHARS})) != 1 THEN false
-    ELSE coalesce(list_bool_or(list_transform(range(1, least(len(args_values), len(_prev_values)) + 1), lambda i: CASE
+AUTHORED_SQL = f"""CASE WHEN coalesce(_prev_values, _any_values) IS NULL THEN false
+    WHEN len(list_filter(args_values, lambda v: length(v) > {MAX_ARG_VALUE_CHARS})) != 1 THEN false
+    ELSE coalesce(list_bool_or(list_transform(range(1, len(args_values) + 1), lambda i: CASE
         WHEN length(args_values[i]) < {_CUT_AT + len(TEXT_CUT)} THEN false
         WHEN substr(args_values[i], {_CUT_AT}, {len(TEXT_CUT)}) != '{TEXT_CUT}' THEN false
-        ELSE left(args_values[i], 32) IS DISTINCT FROM left(_prev_values[i], 32) END)), false) END"""
+        ELSE left(args_values[i], 32) IS DISTINCT FROM left(coalesce(_prev_values, _any_values)[i], 32) END)), false) END"""
 
 
 def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "args_values") -> str:

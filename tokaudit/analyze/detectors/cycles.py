@@ -8,7 +8,10 @@ appended counts as the same; one sentence beside other values of an MCP call
 may differ, so a server cannot hide the repetition behind an argument the model
 must fill with new words on every call — a "reason" or "summary so far" — while
 the model's own tools stay compared whole, a new shell command being new work;
-one step of the cycle, such as "refine" with new notes, may vary), with mean
+one step of the cycle, such as "refine" with new notes, may vary, as long as the
+repeated calls carry at least ``min_repeated_args_share`` of the arguments: a step
+writing new content each time between reads of no arguments — create an entity,
+read the knowledge graph back — is work, not a draft going round), with mean
 result novelty below ``max_novelty`` and the model re-writing at least
 ``min_mean_args_tokens`` of arguments per call (analyze → validate → refine
 loops between co-registered servers re-sending the same draft; ping-pong). False
@@ -49,6 +52,8 @@ class Params:
     max_novelty: float = 0.5
     min_mean_args_tokens: int = 50
     min_repeat_share: float = 0.5
+    # ... and the repeated calls carry this share of the cycle's argument tokens (unless they are all small).
+    min_repeated_args_share: float = 0.5
     # A cycle of small arguments is the same calls each time; one step with new values (a receipt acked) is a queue.
     min_light_repeat_share: float = 0.75
     max_errors_per_period: float = 0.5  # retries after errors (429, 5xx) between sleeps are failure spend (D9), not a cycle
@@ -109,6 +114,7 @@ def _find_cycles(
             pl.col("turn").min().alias("first_turn"),
             pl.col("turn").max().alias("last_turn"),
             pl.col("args_tokens").sum().alias("args_tokens"),
+            pl.col("args_tokens").filter(pl.col("_r")).sum().alias("repeated_args_tokens"),
             pl.col("result_tokens").sum().alias("result_tokens"),
             pl.col("novelty").mean().alias("mean_novelty"),
             pl.col("is_mcp").any().alias("mcp"),
@@ -128,6 +134,9 @@ def _find_cycles(
             & (pl.col("mean_novelty").fill_null(0) < params.max_novelty)
             & (~pl.col("light_args") | (light_ok & (pl.col("repeat_share") >= params.min_light_repeat_share)))
             & (pl.col("repeat_share") >= params.min_repeat_share)
+            # What is re-sent is the bulk of what the model wrote: a step with new content each time between calls
+            # of no arguments (write an entity, read the graph back) is work, not a draft going round.
+            & (pl.col("light_args") | (pl.col("repeated_args_tokens") >= params.min_repeated_args_share * pl.col("args_tokens")))
             & (pl.col("errors") * period <= params.max_errors_per_period * pl.col("matched"))
         )
         for run in stretches.iter_rows(named=True):

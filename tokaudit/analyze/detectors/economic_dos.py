@@ -38,7 +38,8 @@ A session is flagged when:
   the broader agent cohorts, which mix lookups with long coding work, D1 stays
   its own finding);
 * reasoning overthinking (D10) fired after a result from outside the user's machine (an MCP server's,
-  or a built-in tool reading the web: D10 evidence ``external``) — after the agent's own tools (a
+  or a built-in tool reading the web: D10 evidence ``external``), beyond anything the session thought
+  over its own tools' results (D10 evidence ``beyond_own``; else with the cost gate) — after the agent's own tools (a
   failing test run, a patch), where thinking hard is the work, with the session costing at least
   ``min_cost_ratio`` × its cohort median and the request standing out from its session (D10 evidence
   ``stands_out``: a session thinking hard on most requests is a hard task); for smaller decoys in every
@@ -239,7 +240,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         # the agent's own tools, which must also stand out from its session (a hard task thinks hard throughout, and
         # that thinking is what it costs).
         if any(f.detector == "overthinking"
-               and ((f.evidence.get("external", True) and not f.evidence.get("repeated"))
+               and ((f.evidence.get("external", True) and not f.evidence.get("repeated") and f.evidence.get("beyond_own", True))
                     or (ratio is not None and ratio >= params.min_cost_ratio
                         and (f.evidence.get("repeated") or f.evidence.get("external", True) or f.evidence.get("stands_out", True))))
                for f in found):

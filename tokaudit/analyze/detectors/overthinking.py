@@ -26,6 +26,9 @@ tool reading the web (``EXTERNAL_TOOL_PATTERN``) — is in the evidence
 working, and the combined verdict asks a cost blowup beside it — and that the request stood out from
 its own session (``stands_out``: ≥ ``min_times_session_median`` × the session's median request): a
 session thinking that hard on most of its requests is a hard task, whose thinking is its cost.
+Whether it thought more than after any of the session's own tools' results is in the evidence too
+(``beyond_own``): a decoy makes the model think beyond anything else in its session, a hard task
+also over its own files and test runs.
 
 A server can also plant smaller decoys, one in each of its results: metric
 ``repeated_reasoning_vs_session`` fires when at least ``min_repeated`` requests
@@ -96,6 +99,10 @@ def detect(context: Context, params: Params) -> list[Finding]:
         .group_by("session_id")
         .agg(pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).quantile(0.25, interpolation="lower").alias("_session_p25"),
              pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).median().alias("_session_median"))
+        # The hardest the session thought over its own tools' results (a failing test, a file): a decoy makes the
+        # model think beyond anything else in its session.
+        .join(calls.filter(~pl.col("_external")).group_by("session_id").agg(pl.col("_think").max().alias("_own_hardest")),
+              on="session_id", how="left")
     )
     q = params.baseline_quantile
     # Each session's hardest request after the tool (and after any tool), then the level typical sessions reach.
@@ -150,6 +157,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 evidence={"model": c["model"], "baseline_tokens": baseline, "after_tool_result": True, "fed_by": c["_fed_by"], "external": c["_external"],
                           "per_tool_baseline": c["_per_tool"], "session_p25_tokens": c["_session_p25"],
                           "session_median_tokens": c["_session_median"], "think_tokens": c["_think"],
+                          "beyond_own": c["_think"] > (c["_own_hardest"] or 0),
                           "stands_out": c["_think"] >= params.min_times_session_median * max(c["_session_median"] or 0, 1),
                           "baseline_scope": "model" if c["_own_model"] else "family"},
             )
