@@ -547,8 +547,9 @@ HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
 # value re-sent or grown at its end (a REPAIR resend, cumulative restating; a document sent again with a
 # cursor added), not a long list of numbers (no spaces: never cut so), and not a narration sentence beside
 # such a value (the call's bulk is then the other value). A tool's first call has nothing to differ from.
+# Only MCP calls are read: a chain of the agent's own tools is no verdict whatever it carried.
 _CUT_AT = MAX_ARG_VALUE_CHARS + 1
-AUTHORED_SQL = f"""CASE WHEN coalesce(_prev_values, _any_values) IS NULL THEN false
+AUTHORED_SQL = f"""CASE WHEN NOT _mcp OR coalesce(_prev_values, _any_values) IS NULL THEN false
     WHEN len(list_filter(args_values, lambda v: length(v) > {MAX_ARG_VALUE_CHARS})) != 1 THEN false
     ELSE coalesce(list_bool_or(list_transform(range(1, len(args_values) + 1), lambda i: CASE
         WHEN length(args_values[i]) < {_CUT_AT + len(TEXT_CUT)} THEN false
