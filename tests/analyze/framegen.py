@@ -29,6 +29,8 @@ class Session:
     model: str = "claude-sonnet-4-5-20250929"
     task_label: str | None = None
     outcome: str | None = None
+    parent_session_id: str | None = None  # set on a subagent's session
+    subagent_type: str | None = None
     calls: list[dict[str, Any]] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
     context_tokens: int = 8000
@@ -110,7 +112,7 @@ def frames(*sessions: Session, tool_defs: pl.DataFrame | None = None) -> Frames:
     base = pl.DataFrame(
         [
             {"session_id": s.session_id, "agent": s.agent, "project": "p", "task_label": s.task_label, "outcome": s.outcome,
-             "parent_session_id": None, "subagent_type": None, "started_at_utc": T0, "ended_at_utc": T0}
+             "parent_session_id": s.parent_session_id, "subagent_type": s.subagent_type, "started_at_utc": T0, "ended_at_utc": T0}
             for s in sessions
         ],
         schema_overrides={"task_label": pl.String, "outcome": pl.String, "parent_session_id": pl.String, "subagent_type": pl.String},

@@ -640,6 +640,40 @@ def test_a_scratchpad_server_numbering_the_models_own_thoughts_is_no_verdict_at_
     assert verdict.evidence["reasons"] == ["structural"] and verdict.value >= 1.5
 
 
+def test_a_loop_inside_a_subagent_is_weighed_by_the_cost_of_the_task_it_served():
+    """A subagent is a piece of its parent's task: compared with whole sessions it looks cheap however much it
+    spent. Without a cohort of subagents of its kind, the cost gates read its task's ratio (parent and subagents)."""
+    lead = benign(1, prefix="lead", turns=14)[0]
+    helper = scratchpad(f"{lead.session_id}:agent-a1", 12, seed=1)
+    helper.parent_session_id, helper.subagent_type = lead.session_id, "general-purpose"
+    context = build_context(frames(*benign(30, turns=14), lead, helper))
+    own = context.baselines.filter(pl.col("session_id") == helper.session_id).row(0, named=True)
+    assert own["cohort"] == "agent" and own["cost_ratio"] < 1.5 <= own["task_ratio"]
+    findings, _ = run_detectors(context, resolve_params({}))
+    (verdict,) = by(findings, "economic_dos", helper.session_id)
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.value == own["task_ratio"]
+    assert "the task this subagent served" in verdict.explanation
+    # Main sessions keep their own ratio: the lead itself is an ordinary task.
+    assert context.ratio(lead.session_id) < 1.5 and not by(findings, "economic_dos", lead.session_id)
+
+
+def test_a_subagent_with_a_cohort_of_its_kind_is_compared_with_it():
+    """Twenty subagents of one type and model are a cohort: each is compared with its peers, not with its task."""
+    leads = benign(25, prefix="lead", turns=14)
+    helpers = []
+    for i, lead in enumerate(leads):
+        helper = benign(1, prefix=f"lead-{i}-agent", turns=10, seed=i)[0]
+        helper.parent_session_id, helper.subagent_type = lead.session_id, "Explore"
+        helpers.append(helper)
+    context = build_context(frames(*benign(30, turns=14), *leads, *helpers))
+    rows = context.baselines.filter(pl.col("session_id").is_in([h.session_id for h in helpers]))
+    assert rows.height == 25 and set(rows["cohort"]) == {"agent+model"} and rows["task_ratio"].null_count() == 25
+    # Dropped below the cohort's size, the same subagents are read by their tasks: each lead plus its helper.
+    few = build_context(frames(*benign(30, turns=14), *leads, *helpers[:5])).baselines
+    few = few.filter(pl.col("session_id").is_in([h.session_id for h in helpers[:5]]))
+    assert few.height == 5 and (few["task_ratio"] > 1.0).all()
+
+
 def test_a_steered_chain_handing_out_a_sliver_a_call_is_a_verdict_and_a_real_pagination_is_not():
     rng = random.Random(9)
     syllables = ["kel", "mor", "vin", "tas", "lor", "pem", "dra", "qui", "sen", "bal", "tor", "fyn"]

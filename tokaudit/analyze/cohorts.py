@@ -13,6 +13,12 @@ A session with no such cohort gets no baseline: its cost ratio is unknown, and
 detectors gated on cost stay silent rather than compare it with unlike
 sessions (another agent's, another model's).
 
+A subagent is a piece of its parent's task: compared with whole sessions (the
+broad fallback) it looks cheap however much it spent. When no cohort of its own
+kind is large enough, the cost gates read its task's ratio instead
+(``task_ratio``): the parent session and all its subagents together against
+the same sums for the parent's cohort.
+
 Cost here is the price-free ``cost_equiv_tokens`` (see ``analyze.frames``), so
 unpriced models compare too.
 """
@@ -74,8 +80,46 @@ def with_traffic_estimates(sessions: pl.DataFrame, tools: pl.DataFrame, links: p
 
 
 def session_baselines(sessions: pl.DataFrame, min_n: int = 20, min_fallback_n: int = 8) -> pl.DataFrame:
-    """Per session: its cohort (level and size), the cohort's median cost, robust z, cost ratio and whether
-    its cost was estimated (``with_traffic_estimates``)."""
+    """Per session: its cohort (level and size), the cohort's median cost, robust z, cost ratio, whether
+    its cost was estimated (``with_traffic_estimates``) and, for a subagent without a cohort of its own kind,
+    its task's cost ratio (``task_ratio``, else null)."""
+    own = _baselines(sessions, min_n, min_fallback_n)
+    if "parent_session_id" not in sessions.columns:
+        return own.with_columns(pl.lit(None, pl.Float64).alias("task_ratio"))
+    return _with_task_ratios(sessions, own, min_n, min_fallback_n)
+
+
+def _with_task_ratios(sessions: pl.DataFrame, own: pl.DataFrame, min_n: int, min_fallback_n: int) -> pl.DataFrame:
+    """``own`` plus ``task_ratio`` for subagents compared only with whole sessions (or with nothing): the cost
+    ratio of their parent's group — the parent and its subagents summed — among the groups of the parent's cohort."""
+    cost = pl.col("cost_equiv_tokens").fill_null(0)
+    subagent_cost = (
+        sessions.filter(pl.col("parent_session_id").is_not_null())
+        .group_by("parent_session_id")
+        .agg(cost.sum().alias("_subagents"))
+        .rename({"parent_session_id": "session_id"})
+    )
+    # Whole tasks only (main sessions), each with its subagents' cost added: like is compared with like.
+    groups = (
+        sessions.filter(pl.col("parent_session_id").is_null())
+        .join(subagent_cost, on="session_id", how="left")
+        .with_columns((cost + pl.col("_subagents").fill_null(0)).alias("cost_equiv_tokens"))
+        .drop("_subagents")
+    )
+    by_group = _baselines(groups, min_n, min_fallback_n).select(pl.col("session_id").alias("parent_session_id"),
+                                                                pl.col("cost_ratio").alias("_group_ratio"))
+    broad = own.filter(pl.col("cohort") != "agent")["session_id"]
+    wanted = (
+        sessions.filter(pl.col("parent_session_id").is_not_null() & ~pl.col("session_id").is_in(broad.to_list()))
+        .join(by_group, on="parent_session_id", how="inner")
+        .select("session_id", pl.col("_group_ratio").alias("task_ratio"))
+    )
+    # A subagent with no baseline of its own still gets a row: the gates read its task's ratio.
+    return own.join(wanted, on="session_id", how="full", coalesce=True).with_columns(pl.col("cost_estimated").fill_null(False))
+
+
+def _baselines(sessions: pl.DataFrame, min_n: int, min_fallback_n: int) -> pl.DataFrame:
+    """``session_baselines`` without task ratios."""
     base = sessions.filter(pl.col("cost_equiv_tokens") > 0).select(
         "session_id", "task_label", "agent", "subagent_type", "model", pl.col("cost_equiv_tokens").log10().alias("log_cost")
     )

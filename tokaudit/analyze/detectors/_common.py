@@ -21,7 +21,8 @@ class Context:
     findings: list[Finding] = field(default_factory=list)  # earlier detectors' findings (for the combined verdict)
 
     def ratio(self, session_id: str) -> float | None:
-        """The session's cost as a multiple of its cohort's median (None when not known)."""
+        """The session's cost as a multiple of its cohort's median (None when not known); for a subagent without
+        a cohort of its own kind, its task's (``cohorts.session_baselines``: ``task_ratio``)."""
         return self._ratios.get(session_id)
 
     def ratio_estimated(self, session_id: str) -> bool:
@@ -37,10 +38,17 @@ class Context:
         if session_id in self._estimated:
             return (f"the session's tool traffic, re-read by each later request, came to an estimated {ratio:.1f}× its "
                     "cohort's median (no model usage was logged for it)")
+        if session_id in self._by_task:
+            return f"the task this subagent served (its parent session and all its subagents) cost {ratio:.1f}× its cohort's median"
         return f"the session cost {ratio:.1f}× its cohort's median"
 
     def __post_init__(self) -> None:
-        self._ratios: dict[str, float] = dict(zip(self.baselines["session_id"].to_list(), self.baselines["cost_ratio"].to_list()))
+        own = self.baselines["cost_ratio"].to_list()
+        task = self.baselines["task_ratio"].to_list() if "task_ratio" in self.baselines.columns else [None] * len(own)
+        self._ratios: dict[str, float] = {
+            s: t if t is not None else r for s, r, t in zip(self.baselines["session_id"].to_list(), own, task) if t is not None or r is not None
+        }
+        self._by_task: set[str] = {s for s, t in zip(self.baselines["session_id"].to_list(), task) if t is not None}
         self._estimated: set[str] = set(self.baselines.filter(pl.col("cost_estimated"))["session_id"].to_list())
 
 
