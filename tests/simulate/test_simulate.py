@@ -302,7 +302,12 @@ def test_labels_describe_attacks_and_benign_sessions():
         for gen in sessions_of(family, 6):
             label = gen.label
             assert label["session_id"] == f"claude-code:{gen.sim.spec.session_uuid}"
-            if label["is_attack"]:
+            if label["is_attack"] and label["info"].get("in_subagent"):
+                # The chain ran in a subagent the session handed the task to: its window is the subagent's.
+                (run,) = gen.sim.subagents
+                assert label["onset_turn"] is None and label["attack_requests"] == 0 and run.agent_type == "general-purpose"
+                assert any(r.phase == "attack" for r in run.sim.requests) and label["excess_tokens"] > 0
+            elif label["is_attack"]:
                 assert label["onset_turn"] >= 1, family  # attacks start after some benign requests
                 assert gen.sim.requests[label["onset_turn"]].phase == "attack"
                 assert label["attack_end_turn"] >= label["onset_turn"] and label["attack_requests"] >= 1
@@ -344,9 +349,11 @@ def test_attack_share_is_honoured():
 
 
 def attack_calls(gen):
-    """The (name, args, result text) of the attack server's tool calls, in order."""
+    """The (name, args, result text) of the attack server's tool calls, in order (the chain runs in the main
+    session or, delegated, in a subagent)."""
     server = gen.label["attack_server"]
-    return [(u.name, msgspec.json.decode(u.input_json), u.result.text) for r in gen.sim.requests for u in r.tool_uses
+    requests = gen.sim.requests + [r for run in gen.sim.subagents for r in run.sim.requests]
+    return [(u.name, msgspec.json.decode(u.input_json), u.result.text) for r in requests for u in r.tool_uses
             if u.name.startswith(f"mcp__{server}__")]  # fmt: skip
 
 
@@ -376,11 +383,13 @@ def test_counter_loop_is_a_same_tool_chain_with_counter_only_argument_changes():
         task_payload = calls[-1][2]
         assert all(len(text) < len(task_payload) for _, _, text in calls[:-1])  # the payload comes only at the end
         # Argument inflation: the sequence dominates the output of each chain request.
-        chain_reqs = [r for r in gen.sim.requests if any(u.name == gen.label["attack_tool_name"] for u in r.tool_uses)]
+        runs = [run.sim for run in gen.sim.subagents] if gen.label["info"]["in_subagent"] else [gen.sim]
+        chain_reqs = [r for sim in runs for r in sim.requests if any(u.name == gen.label["attack_tool_name"] for u in r.tool_uses)]
         if k["list_length"] >= 200:
             assert all(r.usage.output_tokens >= tokens_of(full) for r in chain_reqs if full in r.tool_uses[0].input_json.decode())
-        # The onset request is the first call of the chain.
-        assert gen.sim.requests[gen.label["onset_turn"]] is chain_reqs[0]
+        # The onset request is the first call of the chain (delegated: the subagent's first request of the attack).
+        first = gen.sim.requests[gen.label["onset_turn"]] if runs == [gen.sim] else next(r for r in runs[0].requests if r.phase == "attack")
+        assert first is chain_reqs[0]
 
 
 def test_cursor_drip_feeds_the_payload_in_tiny_pieces_behind_an_opaque_cursor():
@@ -602,6 +611,13 @@ def test_the_benign_twin_is_the_same_task_without_the_attack():
         for gen in sessions_of(family, 5):
             label = gen.label
             twin, _ = build(FAMILIES[family], gen.sim.spec, label["knobs"], f"{SEED}:{label['index']}:{family}", False)
+            if label["info"].get("in_subagent"):
+                # Delegated: the main session is its twin's request for request; only the subagent's work differs.
+                assert [shape(r) for r in gen.sim.requests] == [shape(r) for r in twin.requests], family
+                (run,), (twin_run,) = gen.sim.subagents, twin.subagents
+                assert [shape(r) for r in run.sim.requests] != [shape(r) for r in twin_run.sim.requests], family
+                assert label["twin_tokens"] == sum(r.usage.total_tokens for r in twin.requests) + twin_run.sim.totals().total_tokens
+                continue
             onset = label["onset_turn"]
             before, twin_before = gen.sim.requests[: onset + 1], twin.requests[: onset + 1]
             assert [shape(r) for r in before[:-1]] == [shape(r) for r in twin_before[:-1]], family
@@ -668,3 +684,18 @@ def test_an_audit_in_batches_sees_every_session_once_with_its_group(ingested):
     # Steered loops need no baseline: the same sessions, whatever the batches.
     loops = [{f.session_id for f in r.findings if f.detector == "continuation_loop"} for r in (whole, batched)]
     assert loops[0] and loops[0] == loops[1]
+
+
+def test_some_attacks_run_their_chain_in_a_subagent_the_session_handed_the_task_to():
+    """The main session's one request hands the task over; the chain (and in the twin, the honest call) runs in
+    the subagent's transcript, through the session's MCP server."""
+    gens = [g for g in sessions_of("counter_loop", 40) if g.label["info"]["in_subagent"]]
+    assert gens, "no counter loop was delegated to a subagent"
+    for gen in gens:
+        label, (run,) = gen.label, gen.sim.subagents
+        steered = [r for r in run.sim.requests if r.phase == "attack"]
+        assert [u.input.get("subagent_type") for r in gen.sim.requests for u in r.tool_uses if u.name in ("Task", "Agent")] == ["general-purpose"]
+        chain = [u for r in steered for u in r.tool_uses if u.mcp]
+        assert len(chain) >= label["knobs"]["chain_length"] and label["excess_tokens"] > 0
+        assert {u.mcp for u in chain} == {(label["attack_server"], label["attack_tool"])}
+        assert len(gen.sim.servers[label["attack_server"]].calls) == len(chain)
