@@ -657,6 +657,22 @@ def test_a_loop_inside_a_subagent_is_weighed_by_the_cost_of_the_task_it_served()
     assert context.ratio(lead.session_id) < 1.5 and not by(findings, "economic_dos", lead.session_id)
 
 
+def test_a_task_that_delegated_is_compared_with_tasks_that_delegated():
+    """Spawning a subagent adds its cost to the task: against tasks that did not, every such task looks dear."""
+    leads = benign(10, prefix="lead", turns=14)
+    helpers = []
+    for i, lead in enumerate(leads):
+        helper = benign(1, prefix=f"lead-{i}-agent", turns=10, seed=i)[0]
+        helper.parent_session_id, helper.subagent_type = lead.session_id, ("Explore", "Plan")[i % 2]
+        helpers.append(helper)
+    plain = benign(30, turns=14, seed=1)
+    ratios = build_context(frames(*plain, *leads, *helpers)).baselines.filter(pl.col("session_id").is_in([h.session_id for h in helpers]))
+    assert ratios.height == 10 and ratios["task_ratio"].is_between(0.8, 1.25).all()
+    # Against every task (too few delegated to compare with each other), the same tasks cost 1.5× or more.
+    few = build_context(frames(*plain, *leads[:3], *helpers[:3])).baselines.filter(pl.col("session_id").is_in([h.session_id for h in helpers[:3]]))
+    assert few.height == 3 and (few["task_ratio"] >= 1.5).all()
+
+
 def test_a_subagent_with_a_cohort_of_its_kind_is_compared_with_it():
     """Twenty subagents of one type and model are a cohort: each is compared with its peers, not with its task."""
     leads = benign(25, prefix="lead", turns=14)

@@ -17,7 +17,8 @@ A subagent is a piece of its parent's task: compared with whole sessions (the
 broad fallback) it looks cheap however much it spent. When no cohort of its own
 kind is large enough, the cost gates read its task's ratio instead
 (``task_ratio``): the parent session and all its subagents together against
-the same sums for the parent's cohort.
+the same sums for the parent's cohort — its tasks that spawned subagents too,
+when there are enough of them.
 
 Cost here is the price-free ``cost_equiv_tokens`` (see ``analyze.frames``), so
 unpriced models compare too.
@@ -103,11 +104,14 @@ def _with_task_ratios(sessions: pl.DataFrame, own: pl.DataFrame, min_n: int, min
     groups = (
         sessions.filter(pl.col("parent_session_id").is_null())
         .join(subagent_cost, on="session_id", how="left")
-        .with_columns((cost + pl.col("_subagents").fill_null(0)).alias("cost_equiv_tokens"))
+        .with_columns((cost + pl.col("_subagents").fill_null(0)).alias("cost_equiv_tokens"), pl.col("_subagents").is_not_null().alias("_delegated"))
         .drop("_subagents")
     )
-    by_group = _baselines(groups, min_n, min_fallback_n).select(pl.col("session_id").alias("parent_session_id"),
-                                                                pl.col("cost_ratio").alias("_group_ratio"))
+    # A task that spawns subagents costs more than one that does not: it is compared with other tasks that
+    # delegated when they make a cohort, else with every task of its cohort.
+    delegated = _baselines(groups.filter(pl.col("_delegated")), min_n, min_fallback_n)
+    every = _baselines(groups, min_n, min_fallback_n).join(delegated.select("session_id"), on="session_id", how="anti")
+    by_group = pl.concat([delegated, every]).select(pl.col("session_id").alias("parent_session_id"), pl.col("cost_ratio").alias("_group_ratio"))
     broad = own.filter(pl.col("cohort") != "agent")["session_id"]
     wanted = (
         sessions.filter(pl.col("parent_session_id").is_not_null() & ~pl.col("session_id").is_in(broad.to_list()))

@@ -61,8 +61,8 @@ calls (D4): batch work over a listing has their shape, and the steered-loop test
 (D5) is what tells a loop from it.
 Directive wording (D13) is never needed: it only enriches the explanation.
 A subagent without a cohort of subagents of its kind meets every cost gate with its task's
-ratio — its parent session and all its subagents against the parent's cohort
-(``cohorts.session_baselines``): compared with whole sessions, a loop in a subagent looks cheap.
+ratio — its parent session and all its subagents against the parent's cohort, of tasks that delegated
+when there are enough (``cohorts.session_baselines``): compared with whole sessions, a loop in a subagent looks cheap.
 Findings on an MCP transcript's connection count for the agent session it
 served (``Frames.links``). The explanation names the tool and server the chain
 ran through and whether that server's tool surface changed (D12).
