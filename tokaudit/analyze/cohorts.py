@@ -112,9 +112,10 @@ def _with_task_ratios(sessions: pl.DataFrame, own: pl.DataFrame, min_n: int, min
     delegated = _baselines(groups.filter(pl.col("_delegated")), min_n, min_fallback_n)
     every = _baselines(groups, min_n, min_fallback_n).join(delegated.select("session_id"), on="session_id", how="anti")
     by_group = pl.concat([delegated, every]).select(pl.col("session_id").alias("parent_session_id"), pl.col("cost_ratio").alias("_group_ratio"))
-    broad = own.filter(pl.col("cohort") != "agent")["session_id"]
+    # Subagents with a cohort of their own kind (type and model) keep it: only the broad fallback is replaced.
+    of_their_kind = own.filter(pl.col("cohort") != "agent")["session_id"]
     wanted = (
-        sessions.filter(pl.col("parent_session_id").is_not_null() & ~pl.col("session_id").is_in(broad.to_list()))
+        sessions.filter(pl.col("parent_session_id").is_not_null() & ~pl.col("session_id").is_in(of_their_kind.to_list()))
         .join(by_group, on="parent_session_id", how="inner")
         .select("session_id", pl.col("_group_ratio").alias("task_ratio"))
     )
