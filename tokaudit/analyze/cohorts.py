@@ -84,10 +84,7 @@ def session_baselines(sessions: pl.DataFrame, min_n: int = 20, min_fallback_n: i
     """Per session: its cohort (level and size), the cohort's median cost, robust z, cost ratio, whether
     its cost was estimated (``with_traffic_estimates``) and, for a subagent without a cohort of its own kind,
     its task's cost ratio (``task_ratio``, else null)."""
-    own = _baselines(sessions, min_n, min_fallback_n)
-    if "parent_session_id" not in sessions.columns:
-        return own.with_columns(pl.lit(None, pl.Float64).alias("task_ratio"))
-    return _with_task_ratios(sessions, own, min_n, min_fallback_n)
+    return _with_task_ratios(sessions, _baselines(sessions, min_n, min_fallback_n), min_n, min_fallback_n)
 
 
 def _with_task_ratios(sessions: pl.DataFrame, own: pl.DataFrame, min_n: int, min_fallback_n: int) -> pl.DataFrame:

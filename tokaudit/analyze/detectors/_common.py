@@ -43,12 +43,9 @@ class Context:
         return f"the session cost {ratio:.1f}× its cohort's median"
 
     def __post_init__(self) -> None:
-        own = self.baselines["cost_ratio"].to_list()
-        task = self.baselines["task_ratio"].to_list() if "task_ratio" in self.baselines.columns else [None] * len(own)
-        self._ratios: dict[str, float] = {
-            s: t if t is not None else r for s, r, t in zip(self.baselines["session_id"].to_list(), own, task) if t is not None or r is not None
-        }
-        self._by_task: set[str] = {s for s, t in zip(self.baselines["session_id"].to_list(), task) if t is not None}
+        known = self.baselines.filter(pl.coalesce("task_ratio", "cost_ratio").is_not_null())
+        self._ratios: dict[str, float] = dict(zip(known["session_id"].to_list(), known.select(pl.coalesce("task_ratio", "cost_ratio")).to_series().to_list()))
+        self._by_task: set[str] = set(known.filter(pl.col("task_ratio").is_not_null())["session_id"].to_list())
         self._estimated: set[str] = set(self.baselines.filter(pl.col("cost_estimated"))["session_id"].to_list())
 
 

@@ -94,11 +94,11 @@ def detect(context: Context, params: Params) -> list[Finding]:
         return []
     repeated = _repeated_spikes(calls, params)
     # The session's typical request: every request of it, whether or not it read a tool result.
+    effort = pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens"))
     typical = (
         context.frames.calls.filter(~pl.col("is_aggregate"))
         .group_by("session_id")
-        .agg(pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).quantile(0.25, interpolation="lower").alias("_session_p25"),
-             pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens")).median().alias("_session_median"))
+        .agg(effort.quantile(0.25, interpolation="lower").alias("_session_p25"), effort.median().alias("_session_median"))
         # The hardest the session thought over its own tools' results (a failing test, a file): a decoy makes the
         # model think beyond anything else in its session.
         .join(calls.filter(~pl.col("_external")).group_by("session_id").agg(pl.col("_think").max().alias("_own_hardest")),
