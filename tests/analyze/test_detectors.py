@@ -1299,3 +1299,36 @@ def test_a_row_summing_a_sessions_requests_is_no_context():
     f.calls = f.calls.with_columns(pl.lit(False).alias("is_aggregate"))
     (pressure,) = by(run_detectors(build_context(f), resolve_params({}))[0], "context_pressure", s.session_id)
     assert pressure.value == pytest.approx(12.0)
+
+
+def _upserts(session_id: str, payloads: list[list[dict]], results: list[str]) -> Session:
+    s = Session(session_id)
+    s.turn(tools=[("Read", '{"file_path":"/data/products.csv"}', "sku,name,currency\n" + "row\n" * 20)])
+    for records, result in zip(payloads, results):
+        s.turn(tools=[("catalog/upsert_products", json.dumps({"records": records}), result)], output_tokens=len(json.dumps(records)) // 4)
+    s.turn(stop_reason="end_turn")
+    return s
+
+
+def _products(first: int, n: int, fields: int = 0) -> list[dict]:
+    return [{"sku": f"SKU-{first + k:05d}", "name": f"Widget model {first + k}", "price_cents": 1000 + k, "currency": "EUR",
+             **{f"attr_{j}": "standard" for j in range(fields)}} for k in range(n)]
+
+
+def test_a_repair_loop_convicts_below_its_cohorts_cost_and_a_batch_import_or_a_few_retries_do_not():
+    """A server that rejects each upload for a new reason has the model send all the records again, grown by the
+    field it named: the repair loop is a verdict whatever the session cost. New batches of records, and an upload
+    retried three times after a transient error, are not."""
+    rejections = [f"422 Unprocessable Entity: records[{k}].attr_{k} is required" for k in range(7)]
+    repair = _upserts("claude-code:repair", [_products(100, 20, fields=k) for k in range(7)], rejections)
+    batches = _upserts("claude-code:import", [_products(100 + 20 * k, 20) for k in range(7)], [f"accepted 20 (batch b{k})" for k in range(7)])
+    retries = _upserts("claude-code:retries", [_products(100, 20)] * 4, ["503 Service Unavailable"] * 3 + ["accepted 20"])
+    findings = audit(*benign(30, turns=12), repair, batches, retries)
+    (inflated,) = by(findings, "argument_inflation", repair.session_id)
+    assert inflated.evidence["repair"] and inflated.evidence["resent_calls"] == 6
+    assert inflated.explanation.startswith("A repair loop: the model sent the same long arguments again 6 times")
+    (verdict,) = by(findings, "economic_dos", repair.session_id)
+    assert verdict.evidence["reasons"] == ["repair loop"] and verdict.value < 1.5  # below the cost gate: the loop alone
+    for other in (batches, retries):
+        assert not [f for f in by(findings, "argument_inflation", other.session_id) if f.evidence["repair"]]
+        assert not by(findings, "economic_dos", other.session_id)

@@ -426,3 +426,35 @@ def test_new_text_the_model_wrote_is_authored_and_a_document_sent_again_is_not()
     sequence = ",".join(str(i) for i in range(200))
     narrated = [(json.dumps({"explanation": t, "segment_index": k, "calibration_sequence": sequence}), "ok") for k, t in enumerate(thoughts)]
     assert authored(narrated) == [False, False, False]
+
+
+def resent(calls: list[tuple[str, str]], tool: str = "catalog/upsert") -> list[bool]:
+    """[(args_json, result_text)] of one tool, in order -> the ``resent`` flag of each call."""
+    rows = [("s", tool, i, args_values(a), args_skeleton(a), result_features(r.encode())["result_excerpt"]) for i, (a, r) in enumerate(calls)]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, result_excerpt VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", rows)
+    return [r[0] for r in con.sql(f"SELECT resent FROM ({steering_sql('t', 'call_idx')}) ORDER BY call_idx").fetchall()]
+
+
+def _records(first: int, n: int, extra: dict | None = None) -> list[dict]:
+    return [{"sku": f"SKU-{first + k:05d}", "name": f"Widget model {first + k}", "currency": "EUR", "category": "tools", **(extra or {})}
+            for k in range(n)]
+
+
+def test_records_sent_again_grown_by_a_field_are_resent_and_a_new_batch_is_not():
+    rejections = ["field `schema_version` mismatch", "records[3].currency: not a valid ISO-4217 code", "duplicate key in records[7]"]
+    grown = [(json.dumps({"records": _records(100, 12, {f"f{j}": j for j in range(k)})}), rejections[k]) for k in range(3)]
+    assert resent(grown) == [False, True, True]
+    batches = [(json.dumps({"records": _records(100 + 12 * k, 12)}), f"accepted 12, batch b{k}") for k in range(3)]
+    assert resent(batches) == [False, False, False]  # the same categories, new ids and names
+    assert resent(grown, tool="Upsert") == [False, False, False]  # the agent's own tools are not read
+
+
+def test_a_file_sent_again_with_a_new_checksum_or_grown_at_its_end_is_resent():
+    body = "def handler(event):\n    return process(event)\n" * 40
+    files = [(json.dumps({"path": "deploy/app.py", "content": body + "# pad\n" * k, "sha256": f"{k:064x}"}), f"checksum failed for chunk {k}")
+             for k in range(3)]
+    assert resent(files, tool="blobs/put_object") == [False, True, True]
+    other = [(json.dumps({"path": f"deploy/m{k}.py", "content": f"# module {k}\n" + body, "sha256": f"{k:064x}"}), "stored") for k in range(3)]
+    assert resent(other, tool="blobs/put_object") == [False, False, False]  # other files: other heads

@@ -27,7 +27,8 @@ quote afterwards (``analyze.audit``).
   values of an MCP call, the hash of the values without it: two calls sharing one differ in that
   sentence alone — a narration of the call), ``steered`` (the arguments changed only in ways the
   previous call of the same tool and shape and its result dictated: a counter going up, a value
-  copied from the result — ``steering_sql``).
+  copied from the result — ``steering_sql``), ``resent`` (an MCP call re-sending its tool's previous call's
+  values, whole or grown).
 * ``sessions`` — per session: agent, task label, outcome, model, request and
   tool-call counts, tokens, cost.
 * ``tool_defs`` and ``events`` as stored.
@@ -541,6 +542,18 @@ METER_SQL = r"""TRY_CAST(coalesce(
 HEAD = f"CASE WHEN length({{v}}) <= {MAX_ARG_VALUE_CHARS} THEN {{v}} WHEN regexp_matches({{v}}, '\\s') THEN left({{v}}, {MAX_ARG_VALUE_CHARS}) ELSE {{v}} END"
 HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
 
+# A call re-sends its tool's previous call: the same values; every long text of that call again (a file or
+# document by its head, ``HEAD``: grown at its end or not, beside a new checksum or attempt number); or at least ``RESENT_SHARE`` of
+# its distinct values were in that call too (records sent again after a rejection, grown by the field the rejection
+# named; a new batch of records shares its categories, not its ids and names). Only MCP calls are read.
+RESENT_SHARE = 0.8
+_PREV_LONG = f"list_filter(_any_values, lambda x: length(x) > {MAX_ARG_VALUE_CHARS} AND regexp_matches(x, '\\s'))"
+RESENT_SQL = f"""CASE WHEN NOT _mcp OR _any_values IS NULL OR len(args_values) = 0 THEN false
+    WHEN args_values = _any_values THEN true
+    WHEN len({_PREV_LONG}) > 0 AND list_has_all({HEADS.format(v="args_values")}, {HEADS.format(v=_PREV_LONG)}) THEN true
+    ELSE len(list_filter(list_distinct(args_values), lambda x: list_contains(_any_values, x)))
+         >= {RESENT_SHARE} * len(list_distinct(args_values)) END"""
+
 # A call carries new text the model wrote: its only long value (``ingest.skeleton._cut`` keeps a text's
 # head and tail around ``TEXT_CUT``) is text that starts otherwise than the same argument of the tool's
 # previous call (of that shape, else of any). A thought for a scratchpad server, a note, a new query — not a
@@ -567,8 +580,8 @@ def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "arg
 
 def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
     """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
-    result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered``, ``alias_steered`` and
-    ``authored`` (``AUTHORED_SQL``), calls ordered by ``order_by``.
+    result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered``, ``alias_steered``,
+    ``authored`` (``AUTHORED_SQL``) and ``resent`` (``RESENT_SQL``), calls ordered by ``order_by``.
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
     its tool whatever the shape (a first call without a cursor, then the same call with one). An MCP
@@ -663,7 +676,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                         lambda j: hash(list_transform(range(1, len(args_values) + 1),
                                                       lambda i: CASE WHEN i = j THEN '' ELSE {HEAD.format(v="args_values[i]")} END)))
                     ELSE [] END AS unnarrated_hashes,
-               _steered_here OR alias_steered AS steered, {AUTHORED_SQL} AS authored
+               _steered_here OR alias_steered AS steered, {AUTHORED_SQL} AS authored, {RESENT_SQL} AS resent
         FROM v
     """
 

@@ -9,6 +9,13 @@ output tokens of ≥ ``min_calls`` requests; or the arguments grow
 restating). Short arguments never count, however many: a long pagination or
 batch run writes little per call, and a request that only calls a tool always
 has arguments as most of its output.
+
+A run of an MCP tool — a content writer too — in which the model sent its long
+arguments again ≥ ``min_resent_calls`` times (``resent``: the previous call's
+values, whole or grown by a field) is a repair loop (evidence ``repair``): the
+server rejected each payload ("checksum failed", "field ``schema_version``
+mismatch") and had the whole of it written out and paid for again, however it
+worded the rejection. It fires on that alone.
 Arguments are output tokens — the most expensive kind — and are re-sent as input
 on every later request. Catches ``calibration_sequence``-style schemas.
 """
@@ -35,6 +42,12 @@ class Params:
     min_growth: float = 3.0
     min_args_share: float = 0.8
     min_call_args_tokens: int = 100
+    # A repair loop: this many calls that re-sent the previous call's long arguments (≥ min_resent_call_args_tokens
+    # each), making at least min_resent_share of the run's calls after its first. Retries after a transient
+    # error are two or three.
+    min_resent_calls: int = 4
+    min_resent_call_args_tokens: int = 300
+    min_resent_share: float = 0.75
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -57,6 +70,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         pl.col("args_tokens").filter(long_args).sum().alias("long_args_tokens"),
         long_args.sum().alias("long_args_calls"),
         ((pl.col("_share") >= params.min_args_share) & long_args).sum().alias("high_share_calls"),
+        (pl.col("resent") & (pl.col("args_tokens").fill_null(0) >= params.min_resent_call_args_tokens)).sum().alias("resent_calls"),
     )
     runs = runs.join(extra, on=["session_id", "run_id"]).with_columns(
         pl.col("tool_key").str.contains(CONTENT_TOOLS).alias("content_tool"),
@@ -68,18 +82,27 @@ def detect(context: Context, params: Params) -> list[Finding]:
         & (pl.col("last_args") >= params.min_call_args_tokens) & ~pl.col("content_tool")
     )
     by_share = (pl.col("high_share_calls") >= params.min_calls) & ~pl.col("content_tool")
-    runs = runs.filter(by_total | by_growth | by_share)
+    # Whatever the tool writes: its own content sent again and again is no work of the task's.
+    repair = (pl.col("resent_calls") >= params.min_resent_calls) & (pl.col("resent_calls") >= params.min_resent_share * (pl.col("calls") - 1))
+    runs = runs.with_columns(repair.alias("repair")).filter(by_total | by_growth | by_share | pl.col("repair"))
     return [
         chain_finding(
             context, run, detector=NAME, metric="run_args_tokens", value=run["long_args_tokens"],
             threshold=f"≥ {params.min_args_tokens:,} argument tokens over ≥ {params.min_calls} calls of ≥ {params.min_call_args_tokens} each, "
-            f"growth ≥ {params.min_growth}×, or such arguments ≥ {params.min_args_share:.0%} of output on ≥ {params.min_calls} requests",
+            f"growth ≥ {params.min_growth}×, or such arguments ≥ {params.min_args_share:.0%} of output on ≥ {params.min_calls} requests; "
+            f"or a repair loop: ≥ {params.min_resent_calls} calls re-sending the previous call's arguments of ≥ "
+            f"{params.min_resent_call_args_tokens} tokens",
             what=(
-                f"The model wrote {int(run['args_tokens']):,} tokens of arguments for a tool that does not need long input "
-                f"(first call {int(run['first_args']):,}, last {int(run['last_args']):,} tokens); arguments are billed as output "
-                "and re-read on every later request."
+                (f"A repair loop: the model sent the same long arguments again {int(run['resent_calls'])} times, whole or grown "
+                 f"(first call {int(run['first_args']):,}, last {int(run['last_args']):,} tokens; {int(run['args_tokens']):,} in all)"
+                 + (f", {int(run['errors'])} of its results marked as errors" if run["errors"] else "")
+                 + "; each copy is billed as output and re-read on every later request." if run["repair"] else
+                 f"The model wrote {int(run['args_tokens']):,} tokens of arguments for a tool that does not need long input "
+                 f"(first call {int(run['first_args']):,}, last {int(run['last_args']):,} tokens); arguments are billed as output "
+                 "and re-read on every later request.")
             ),
-            extra={"growth": run["growth"], "high_share_calls": run["high_share_calls"]},
+            extra={"growth": run["growth"], "high_share_calls": run["high_share_calls"], "resent_calls": run["resent_calls"],
+                   "repair": run["repair"]},
         )
         for run in runs.iter_rows(named=True)
     ]

@@ -2,8 +2,10 @@
 
 A session is flagged when:
 
-* a server-steered loop returning little (D5) or a cycle re-sending the same
-  calls through an MCP server (D15) ran in it — both specific enough to stand alone (a queue
+* a server-steered loop returning little (D5), a cycle re-sending the same
+  calls through an MCP server (D15), or a repair loop (D6 evidence ``repair``: the model
+  sending an MCP tool the same long arguments again and again, whole or grown, however the
+  server worded its rejections) ran in it — all specific enough to stand alone (a queue
   consumer acking each message's receipt, one small template under new values, has a loop's
   shape too: a known false positive, which calibrating the loop length on benign sessions moves);
 * a steered loop whose calls carried the model's own new writing (D5 ``writes``: a scratchpad server
@@ -223,13 +225,15 @@ def detect(context: Context, params: Params) -> list[Finding]:
         # A drip-feed of slivers could be a queue handing out one item a call: it needs the cost gate too.
         strong = [
             f for f in structural
-            if f.detector in STRONG and (not f.evidence.get("light_args") or f.value >= params.min_light_cycle_repetitions)
-            and not _drip_only(f) and not f.evidence.get("writes")
+            if (f.detector in STRONG and (not f.evidence.get("light_args") or f.value >= params.min_light_cycle_repetitions)
+                and not _drip_only(f) and not f.evidence.get("writes"))
+            or f.evidence.get("repair")
         ]
         reasons = []
         if strong:
             loops = [f for f in strong if f.detector == "continuation_loop"]
-            reasons.append("cycle" if not loops else "steered loop" if any(f.evidence.get("repetitive", True) for f in loops) else "long steered chain")
+            reasons.append("repair loop" if all(f.evidence.get("repair") for f in strong) else "cycle" if not loops
+                           else "steered loop" if any(f.evidence.get("repetitive", True) for f in loops) else "long steered chain")
         elif ratio is not None and (
             any(not _weak(f, params) for f in structural) and ratio >= params.min_cost_ratio
             or structural and ratio >= params.min_weak_cost_ratio
@@ -287,7 +291,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 detector=NAME, severity=severity, session_id=session_id,
                 first_turn=min(turns) if turns else None, last_turn=max(turns) if turns else None,
                 metric="cost_ratio", value=ratio if ratio is not None else 0.0,
-                threshold=("D5 or D15" + (f" (a long D5 chain of new content: cost ≥ {params.min_long_chain_cost_ratio}× cohort median)"
+                threshold=("D5, D15 or a D6 repair loop" + (f" (a long D5 chain of new content: cost ≥ {params.min_long_chain_cost_ratio}× cohort median)"
                                           if params.long_chain_verdict else "") + "; another "
                            f"chain detector with cost ≥ {params.min_cost_ratio}× cohort median; D1; D10; or D12 with D8"),
                 excess_tokens=max((f.excess_tokens or 0 for f in found), default=None),
