@@ -1332,3 +1332,29 @@ def test_a_repair_loop_convicts_below_its_cohorts_cost_and_a_batch_import_or_a_f
     for other in (batches, retries):
         assert not [f for f in by(findings, "argument_inflation", other.session_id) if f.evidence["repair"]]
         assert not by(findings, "economic_dos", other.session_id)
+
+
+def test_the_same_large_answer_to_different_calls_spread_over_a_session_is_a_repeated_result():
+    """A "quality gate" a server has the model run after every edit answers with one large schema and a line of
+    news: non-consecutive calls, different arguments, the same text paid for each time. Snapshots of different
+    pages differ, and a status polled with the same arguments is left to the chain detectors."""
+    rng = random.Random(11)
+    frame = json.dumps({"schema": {f"field_{k}": {"type": "string", "description": f"Describes the {k} setting of the gate"}
+                                   for k in range(120)}})
+    gate, browse, poll = Session("claude-code:gate"), Session("claude-code:browse"), Session("claude-code:poll")
+    for k in range(10):
+        for s_ in (gate, browse, poll):
+            s_.turn(tools=[("Edit", json.dumps({"file_path": f"/src/m{k}.py", "old_string": f"x{k}", "new_string": f"y{k}"}), "ok")])
+        gate.turn(tools=[("qa/scan_changes", json.dumps({"files": [f"/src/m{k}.py"], "pass": k + 1}), f"pass {k + 1}: {k % 3} new notes\n{frame}")])
+        page = " ".join(f"item{rng.randrange(10**6)} {rng.choice(['link', 'button', 'heading', 'text'])}" for _ in range(900))
+        browse.turn(tools=[("browser/navigate", json.dumps({"url": f"https://shop.example/p/{k}"}), f"Page snapshot: {page}")])
+        poll.turn(tools=[("ci/get_run", '{"run_id": "r-42"}', f"state: running\n{frame}")])
+    for s_ in (gate, browse, poll):
+        s_.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), gate, browse, poll)
+    (repeated,) = [f for f in by(findings, "amplification", gate.session_id) if f.metric == "repeated_results"]
+    assert repeated.tool_key == "qa/scan_changes" and repeated.evidence["calls"] == 9 and repeated.value <= 0.2
+    assert "mostly repeat what it had returned before" in repeated.explanation
+    assert by(findings, "economic_dos", gate.session_id)
+    for other in (browse, poll):
+        assert not [f for f in by(findings, "amplification", other.session_id) if f.metric == "repeated_results"]

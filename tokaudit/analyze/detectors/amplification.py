@@ -43,6 +43,16 @@ pays for it again; a sponge made of random data has no repetition to find and, f
 a server seen once, no usual size to exceed. False positives: a tool that returns
 a file's bytes as base64 text (the tokens are spent all the same).
 
+Repeated results: an MCP tool whose results, after its first in the session, repeat
+what it returned before (mean novelty ≤ ``max_repeated_novelty`` against its previous
+results) on ``min_repeated_calls`` or more calls with mostly different arguments,
+averaging ``min_repeated_result_tokens`` or more — the same large boilerplate paid for
+call after call, however far apart the calls (a "quality gate" the server has the model
+run after every edit, a few new lines atop the same schema). Different arguments, the
+same answer: a status polled with the same arguments, or a file read again, is left to the chain
+and cost detectors. False positives: a tool whose answers are mostly a fixed frame
+around a few new lines (browser snapshots of one site differ by more).
+
 Repetitive and opaque results count on one call too when it is ``min_single_sponge_tokens``
 or more: a sponge server needs only one such result to flood the context, and what it
 holds — not its size alone — is the evidence. (A single large result of ordinary text
@@ -91,6 +101,10 @@ class Params:
     # One repetitive or random result this large (a hundred pages of text) is a sponge on its own: its content is
     # the evidence, where a large result of ordinary text needs ``min_verbose_calls`` to be one.
     min_single_sponge_tokens: int = 20_000
+    # The same large answer again and again, to mostly different arguments.
+    min_repeated_calls: int = 5
+    min_repeated_result_tokens: int = 1000
+    max_repeated_novelty: float = 0.2
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -124,6 +138,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     already = {(f.session_id, f.tool_key) for f in verbose}
     out += _compression_outliers(context, params, already, opaque=False)
     out += _compression_outliers(context, params, already, opaque=True)
+    out += _repeated_results(context, params)
     calls = context.frames.calls.filter(
         (pl.col("output_tokens") >= params.min_output_tokens)
         & (pl.col("output_tokens") >= params.min_out_in * pl.max_horizontal(pl.col("input_total_tokens"), pl.lit(1)))
@@ -274,6 +289,46 @@ def _compression_outliers(context: Context, params: Params, already: set[tuple[s
         )
         for r in per.iter_rows(named=True)
         if (r["session_id"], r["tool_key"]) not in already
+    ]
+
+
+def _repeated_results(context: Context, params: Params) -> list[Finding]:
+    """An MCP tool answering mostly different calls with what it returned before, in large results."""
+    repeats = context.tools.filter(pl.col("is_mcp") & pl.col("novelty").is_not_null()).with_columns(
+        (pl.int_range(pl.len()).over("session_id", "tool_key") > 0).alias("_after_first")
+    ).filter(pl.col("_after_first"))
+    per = repeats.group_by("session_id", "tool_key").agg(
+        pl.len().alias("calls"),
+        pl.col("args_hash").n_unique().alias("distinct_args"),
+        pl.col("result_tokens").sum().alias("tokens"),
+        pl.col("novelty").mean().alias("mean_novelty"),
+        ((1 - pl.col("novelty")) * pl.col("result_tokens").fill_null(0)).sum().alias("repeated_tokens"),
+        pl.col("turn").min().alias("first_turn"),
+        pl.col("turn").max().alias("last_turn"),
+        pl.col("tool_call_id").first().alias("first_call"),
+        pl.col("result_tokens_method").first().alias("method"),
+    ).filter(
+        (pl.col("calls") >= params.min_repeated_calls)
+        & (2 * pl.col("distinct_args") >= pl.col("calls"))
+        & (pl.col("tokens") >= params.min_repeated_result_tokens * pl.col("calls"))
+        & (pl.col("mean_novelty") <= params.max_repeated_novelty)
+    ).sort("session_id", "tool_key")
+    return [
+        Finding(
+            detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
+            metric="repeated_results", value=r["mean_novelty"],
+            threshold=(f"mean novelty ≤ {params.max_repeated_novelty} over ≥ {params.min_repeated_calls} results of ≥ "
+                       f"{params.min_repeated_result_tokens:,} tokens on average, to mostly different arguments"),
+            excess_tokens=int(r["repeated_tokens"]), excess_usd=None, tool_key=r["tool_key"],
+            explanation=(
+                f"{r['tool_key']!r} answered {r['calls']} more calls ({r['distinct_args']} different arguments) with "
+                f"{int(r['tokens']):,} tokens ({r['method']}) that mostly repeat what it had returned before (mean novelty "
+                f"{r['mean_novelty']:.2f}): the same large text, paid for on every call and re-read on every later request."
+            ),
+            evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "mean_novelty": r["mean_novelty"],
+                      "distinct_args": r["distinct_args"]},
+        )
+        for r in per.iter_rows(named=True)
     ]
 
 
