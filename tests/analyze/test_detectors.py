@@ -752,6 +752,7 @@ def test_a_server_tool_alternating_with_a_command_it_asked_for_is_still_a_run():
     findings = audit(*benign(30), steered, review)
     (inflated,) = by(findings, "argument_inflation", steered.session_id)
     assert inflated.tool_key == "sync/sync_frame" and inflated.evidence["calls"] == 12
+    assert "called 12 times (other calls between)" in inflated.explanation  # the commands came between: not "in a row"
     assert by(findings, "economic_dos", steered.session_id)
     assert not by(findings, "economic_dos", review.session_id) and not by(findings, "argument_inflation", review.session_id)
 

@@ -103,6 +103,8 @@ def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
             pl.col("tool_call_id").filter(pl.col("has_result")).last().alias("last_call"),
             pl.col("is_error").cast(pl.Int32).sum().alias("errors"),
             pl.col("is_mcp").any().alias("mcp"),
+            # Calls of other tools came between (a steered chain, a run tolerating an aside): not "in a row".
+            (pl.col("call_idx").max() - pl.col("call_idx").min() + 1 > pl.len()).alias("interleaved"),
             # The turn at which the run reached min_len calls: when an online guard would have fired.
             fire_turn(min_len),
         )
@@ -143,7 +145,7 @@ def chain_finding(
     billed = (f"; those turns were billed {int(run['billed_tokens']):,} tokens" + (f" (${usd:,.2f})" if usd is not None else "")
               if run["billed_tokens"] else "")
     explanation = (
-        f"{what} {named} called {run['calls']} times in a row{where}{billed}"
+        f"{what} {named} called {run['calls']} times{' (other calls between)' if run.get('interleaved') else ' in a row'}{where}{billed}"
         + (f"; {context.ratio_text(run['session_id'])}." if ratio is not None else ".")
     )
     evidence = {
