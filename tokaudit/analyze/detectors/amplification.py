@@ -175,6 +175,13 @@ def _per_session_tool(flagged: pl.DataFrame, params: Params, *measures: pl.Expr,
     ).filter(enough)
 
 
+def _tool_finding(context: Context, r: dict, **fields) -> Finding:
+    """A finding about one tool's results in one session (a row of ``_per_session_tool``): ``fields`` are the
+    metric, value, threshold, excess tokens, explanation and evidence; its severity follows the session's cost."""
+    return Finding(detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
+                   **_turns(r), excess_usd=None, tool_key=r["tool_key"], **fields)
+
+
 def _turns(row: dict) -> dict[str, int | None]:
     """A row's turn range as a finding's; turn -1 (no per-request usage to place the calls in) is none."""
     known = row["first_turn"] >= 0
@@ -215,12 +222,12 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
         pl.col("_sessions").first().alias("tool_sessions"),
     )  # fmt: skip
     return [_new_tool_finding(context, r, params) if r["new_tool"] else
-        Finding(
-            detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
+        _tool_finding(
+            context, r,
             metric="result_size_vs_tool_median", value=r["ratio"],
             threshold=(f"≥ {params.min_times_tool_median}× the tool's median result, ≥ {params.min_times_tool_peak}× its usual peak and "
                        f"≥ {params.min_result_tokens:,} tokens, on ≥ {params.min_verbose_calls} calls"),
-            excess_tokens=int(r["tokens"] - r["calls"] * r["median"]), excess_usd=None, tool_key=r["tool_key"],
+            excess_tokens=int(r["tokens"] - r["calls"] * r["median"]),
             explanation=(
                 f"{r['tool_key']!r} returned {r['calls']} results of up to {r['ratio']:.0f}× its usual size ({int(r['tokens']):,} tokens "
                 f"in all, {r['method']}; its median is {r['median']:,.0f}, and its sessions' largest results are usually "
@@ -235,12 +242,12 @@ def _verbose_results(context: Context, params: Params) -> list[Finding]:
 def _new_tool_finding(context: Context, r: dict, params: Params) -> Finding:
     """Large results of an MCP tool with too few sessions of its own for a usual size."""
     seen = "this session only" if r["tool_sessions"] == 1 else f"{r['tool_sessions']} sessions only"
-    return Finding(
-        detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
+    return _tool_finding(
+        context, r,
         metric="large_results_new_tool", value=r["tokens"] / r["calls"],
         threshold=(f"≥ {params.min_new_tool_result_tokens:,} tokens per result on ≥ {params.min_verbose_calls} calls of an MCP tool "
                    f"seen in fewer than {params.min_tool_sessions} sessions"),
-        excess_tokens=int(r["tokens"]), excess_usd=None, tool_key=r["tool_key"],
+        excess_tokens=int(r["tokens"]),
         explanation=(
             f"{r['tool_key']!r}, a tool seen in {seen}, returned {r['calls']} results of {int(r['tokens']):,} tokens in all "
             f"({r['method']}): whole documents the model must read, and re-read on every later request, from a server with no "
@@ -280,10 +287,10 @@ def _compression_outliers(context: Context, params: Params, already: set[tuple[s
         single_tokens=params.min_single_sponge_tokens,
     ).sort("session_id", "tool_key")  # fmt: skip
     return [
-        Finding(
-            detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
+        _tool_finding(
+            context, r,
             metric="result_opaque" if opaque else "result_compress_ratio", value=r["ratio"], threshold=threshold,
-            excess_tokens=int(r["tokens"] - r["carried"]), excess_usd=None, tool_key=r["tool_key"],
+            excess_tokens=int(r["tokens"] - r["carried"]),
             explanation=_compression_explanation(r, opaque),
             evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "compress_method": f"zlib level 1, first {COMPRESS_SAMPLE_BYTES // 1024} KiB"},
         )
@@ -297,16 +304,11 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
     repeats = context.tools.filter(pl.col("is_mcp") & pl.col("novelty").is_not_null()).with_columns(
         (pl.int_range(pl.len()).over("session_id", "tool_key") > 0).alias("_after_first")
     ).filter(pl.col("_after_first"))
-    per = repeats.group_by("session_id", "tool_key").agg(
-        pl.len().alias("calls"),
+    per = _per_session_tool(
+        repeats, params,
         pl.col("args_hash").n_unique().alias("distinct_args"),
-        pl.col("result_tokens").sum().alias("tokens"),
         pl.col("novelty").mean().alias("mean_novelty"),
         ((1 - pl.col("novelty")) * pl.col("result_tokens").fill_null(0)).sum().alias("repeated_tokens"),
-        pl.col("turn").min().alias("first_turn"),
-        pl.col("turn").max().alias("last_turn"),
-        pl.col("tool_call_id").first().alias("first_call"),
-        pl.col("result_tokens_method").first().alias("method"),
     ).filter(
         (pl.col("calls") >= params.min_repeated_calls)
         & (2 * pl.col("distinct_args") >= pl.col("calls"))
@@ -314,12 +316,12 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
         & (pl.col("mean_novelty") <= params.max_repeated_novelty)
     ).sort("session_id", "tool_key")
     return [
-        Finding(
-            detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"], **_turns(r),
+        _tool_finding(
+            context, r,
             metric="repeated_results", value=r["mean_novelty"],
             threshold=(f"mean novelty ≤ {params.max_repeated_novelty} over ≥ {params.min_repeated_calls} results of ≥ "
                        f"{params.min_repeated_result_tokens:,} tokens on average, to mostly different arguments"),
-            excess_tokens=int(r["repeated_tokens"]), excess_usd=None, tool_key=r["tool_key"],
+            excess_tokens=int(r["repeated_tokens"]),
             explanation=(
                 f"{r['tool_key']!r} answered {r['calls']} more calls ({r['distinct_args']} different arguments) with "
                 f"{int(r['tokens']):,} tokens ({r['method']}) that mostly repeat what it had returned before (mean novelty "
