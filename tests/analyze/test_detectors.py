@@ -1324,13 +1324,16 @@ def test_a_repair_loop_convicts_below_its_cohorts_cost_and_a_batch_import_or_a_f
     repair = _upserts("claude-code:repair", [_products(100, 20, fields=k) for k in range(7)], rejections)
     batches = _upserts("claude-code:import", [_products(100 + 20 * k, 20) for k in range(7)], [f"accepted 20 (batch b{k})" for k in range(7)])
     retries = _upserts("claude-code:retries", [_products(100, 20)] * 4, ["503 Service Unavailable"] * 3 + ["accepted 20"])
-    findings = audit(*benign(30, turns=12), repair, batches, retries)
+    # Fields set one at a time on the same records, each answered with the whole catalogue as it now stands: editing.
+    edits = _upserts("claude-code:edits", [_products(100, 20, fields=k) for k in range(7)],
+                     [json.dumps({"updated": _products(100, 20, fields=k), "catalogue": _products(500, 20)}) for k in range(7)])
+    findings = audit(*benign(30, turns=12), repair, batches, retries, edits)
     (inflated,) = by(findings, "argument_inflation", repair.session_id)
     assert inflated.evidence["repair"] and inflated.evidence["resent_calls"] == 6
     assert inflated.explanation.startswith("A repair loop: the model sent the same long arguments again 6 times")
     (verdict,) = by(findings, "economic_dos", repair.session_id)
     assert verdict.evidence["reasons"] == ["repair loop"] and verdict.value < 1.5  # below the cost gate: the loop alone
-    for other in (batches, retries):
+    for other in (batches, retries, edits):
         assert not [f for f in by(findings, "argument_inflation", other.session_id) if f.evidence["repair"]]
         assert not by(findings, "economic_dos", other.session_id)
 

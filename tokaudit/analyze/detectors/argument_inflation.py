@@ -12,7 +12,9 @@ has arguments as most of its output.
 
 A run of an MCP tool — a content writer too — in which the model sent its long
 arguments again ≥ ``min_resent_calls`` times (``resent``: the previous call's
-values, whole or grown by a field) is a repair loop (evidence ``repair``): the
+values, whole or grown by a field) for a short answer (a rejection, a receipt:
+at most ``max_resent_result_share`` of what it sent; an update answered with the
+whole record it changed is editing) is a repair loop (evidence ``repair``): the
 server rejected each payload ("checksum failed", "field ``schema_version``
 mismatch") and had the whole of it written out and paid for again, however it
 worded the rejection. It fires on that alone.
@@ -48,6 +50,7 @@ class Params:
     min_resent_calls: int = 4
     min_resent_call_args_tokens: int = 300
     min_resent_share: float = 0.75
+    max_resent_result_share: float = 0.5  # each re-sent call's result at most this share of its arguments
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -70,7 +73,11 @@ def detect(context: Context, params: Params) -> list[Finding]:
         pl.col("args_tokens").filter(long_args).sum().alias("long_args_tokens"),
         long_args.sum().alias("long_args_calls"),
         ((pl.col("_share") >= params.min_args_share) & long_args).sum().alias("high_share_calls"),
-        (pl.col("resent") & (pl.col("args_tokens").fill_null(0) >= params.min_resent_call_args_tokens)).sum().alias("resent_calls"),
+        (pl.col("resent") & (pl.col("args_tokens").fill_null(0) >= params.min_resent_call_args_tokens)
+         # What came back was a rejection or a receipt, not the work's answer: an update that returns the whole
+         # record it changed, call after call, is editing.
+         & (pl.col("result_tokens").fill_null(0) <= params.max_resent_result_share * pl.col("args_tokens").fill_null(0))
+         ).sum().alias("resent_calls"),
     )
     runs = runs.join(extra, on=["session_id", "run_id"]).with_columns(
         pl.col("tool_key").str.contains(CONTENT_TOOLS).alias("content_tool"),
