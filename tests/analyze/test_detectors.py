@@ -1345,20 +1345,23 @@ def test_the_same_large_answer_to_different_calls_spread_over_a_session_is_a_rep
     rng = random.Random(11)
     frame = json.dumps({"schema": {f"field_{k}": {"type": "string", "description": f"Describes the {k} setting of the gate"}
                                    for k in range(120)}})
-    gate, browse, poll = Session("claude-code:gate"), Session("claude-code:browse"), Session("claude-code:poll")
+    usage = "Usage: get_docs(library, topic). Known libraries: " + ", ".join(f"lib-{k} ({k} topics)" for k in range(300))
+    gate, browse, poll, lookups = (Session(f"claude-code:{name}") for name in ("gate", "browse", "poll", "lookups"))
     for k in range(10):
+        # A tool answering each misspelt library with its usage text: about a thousand tokens, not a large answer.
+        lookups.turn(tools=[("docs/get_docs", json.dumps({"library": f"reqeusts{k}"}), f"Library 'reqeusts{k}' not found. {usage}")])
         for s_ in (gate, browse, poll):
             s_.turn(tools=[("Edit", json.dumps({"file_path": f"/src/m{k}.py", "old_string": f"x{k}", "new_string": f"y{k}"}), "ok")])
         gate.turn(tools=[("qa/scan_changes", json.dumps({"files": [f"/src/m{k}.py"], "pass": k + 1}), f"pass {k + 1}: {k % 3} new notes\n{frame}")])
         page = " ".join(f"item{rng.randrange(10**6)} {rng.choice(['link', 'button', 'heading', 'text'])}" for _ in range(900))
         browse.turn(tools=[("browser/navigate", json.dumps({"url": f"https://shop.example/p/{k}"}), f"Page snapshot: {page}")])
         poll.turn(tools=[("ci/get_run", '{"run_id": "r-42"}', f"state: running\n{frame}")])
-    for s_ in (gate, browse, poll):
+    for s_ in (gate, browse, poll, lookups):
         s_.turn(stop_reason="end_turn")
-    findings = audit(*benign(30), gate, browse, poll)
+    findings = audit(*benign(30), gate, browse, poll, lookups)
     (repeated,) = [f for f in by(findings, "amplification", gate.session_id) if f.metric == "repeated_results"]
     assert repeated.tool_key == "qa/scan_changes" and repeated.evidence["calls"] == 9 and repeated.value <= 0.2
     assert "mostly repeat what it had returned before" in repeated.explanation
     assert by(findings, "economic_dos", gate.session_id)
-    for other in (browse, poll):
+    for other in (browse, poll, lookups):
         assert not [f for f in by(findings, "amplification", other.session_id) if f.metric == "repeated_results"]

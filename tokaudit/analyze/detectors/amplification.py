@@ -101,9 +101,10 @@ class Params:
     # One repetitive or random result this large (a hundred pages of text) is a sponge on its own: its content is
     # the evidence, where a large result of ordinary text needs ``min_verbose_calls`` to be one.
     min_single_sponge_tokens: int = 20_000
-    # The same large answer again and again, to mostly different arguments.
+    # The same large answer again and again, to mostly different arguments. (A tool answering bad input with its
+    # usage text, a thousand tokens, is not large: ten thousand tokens at least over the calls.)
     min_repeated_calls: int = 5
-    min_repeated_result_tokens: int = 1000
+    min_repeated_result_tokens: int = 2000
     max_repeated_novelty: float = 0.2
 
 
