@@ -18,6 +18,7 @@ whole record it changed is editing) is a repair loop (evidence ``repair``): the
 server rejected each payload ("checksum failed", "field ``schema_version``
 mismatch") and had the whole of it written out and paid for again, however it
 worded the rejection. It fires on that alone.
+
 Arguments are output tokens — the most expensive kind — and are re-sent as input
 on every later request. Catches ``calibration_sequence``-style schemas.
 """
@@ -98,7 +99,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             threshold=f"≥ {params.min_args_tokens:,} argument tokens over ≥ {params.min_calls} calls of ≥ {params.min_call_args_tokens} each, "
             f"growth ≥ {params.min_growth}×, or such arguments ≥ {params.min_args_share:.0%} of output on ≥ {params.min_calls} requests; "
             f"or a repair loop: ≥ {params.min_resent_calls} calls re-sending the previous call's arguments of ≥ "
-            f"{params.min_resent_call_args_tokens} tokens",
+            f"{params.min_resent_call_args_tokens} tokens, each answered in ≤ {params.max_resent_result_share:.0%} of that",
             what=(
                 (f"A repair loop: the model sent the same long arguments again {int(run['resent_calls'])} times, whole or grown "
                  f"(first call {int(run['first_args']):,}, last {int(run['last_args']):,} tokens; {int(run['args_tokens']):,} in all)"
