@@ -43,8 +43,8 @@ class Context:
         return f"the session cost {ratio:.1f}× its cohort's median"
 
     def __post_init__(self) -> None:
-        known = self.baselines.filter(pl.coalesce("task_ratio", "cost_ratio").is_not_null())
-        self._ratios: dict[str, float] = dict(zip(known["session_id"].to_list(), known.select(pl.coalesce("task_ratio", "cost_ratio")).to_series().to_list()))
+        known = self.baselines.with_columns(pl.coalesce("task_ratio", "cost_ratio").alias("_ratio")).filter(pl.col("_ratio").is_not_null())
+        self._ratios: dict[str, float] = dict(zip(known["session_id"].to_list(), known["_ratio"].to_list()))
         self._by_task: set[str] = set(known.filter(pl.col("task_ratio").is_not_null())["session_id"].to_list())
         self._estimated: set[str] = set(self.baselines.filter(pl.col("cost_estimated"))["session_id"].to_list())
 

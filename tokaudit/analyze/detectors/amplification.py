@@ -302,9 +302,9 @@ def _compression_outliers(context: Context, params: Params, already: set[tuple[s
 
 def _repeated_results(context: Context, params: Params) -> list[Finding]:
     """An MCP tool answering mostly different calls with what it returned before, in large results."""
-    repeats = context.tools.filter(pl.col("is_mcp") & pl.col("novelty").is_not_null()).with_columns(
-        (pl.int_range(pl.len()).over("session_id", "tool_key") > 0).alias("_after_first")
-    ).filter(pl.col("_after_first"))
+    # The tool's first result in the session has nothing before it to repeat (the frame is in call order).
+    results = context.tools.filter(pl.col("is_mcp") & pl.col("novelty").is_not_null())
+    repeats = results.filter(~pl.struct("session_id", "tool_key").is_first_distinct())
     per = _per_session_tool(
         repeats, params,
         pl.col("args_hash").n_unique().alias("distinct_args"),

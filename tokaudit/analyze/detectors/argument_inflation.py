@@ -100,17 +100,20 @@ def detect(context: Context, params: Params) -> list[Finding]:
             f"growth ≥ {params.min_growth}×, or such arguments ≥ {params.min_args_share:.0%} of output on ≥ {params.min_calls} requests; "
             f"or a repair loop: ≥ {params.min_resent_calls} calls re-sending the previous call's arguments of ≥ "
             f"{params.min_resent_call_args_tokens} tokens, each answered in ≤ {params.max_resent_result_share:.0%} of that",
-            what=(
-                (f"A repair loop: the model sent the same long arguments again {int(run['resent_calls'])} times, whole or grown "
-                 f"(first call {int(run['first_args']):,}, last {int(run['last_args']):,} tokens; {int(run['args_tokens']):,} in all)"
-                 + (f", {int(run['errors'])} of its results marked as errors" if run["errors"] else "")
-                 + "; each copy is billed as output and re-read on every later request." if run["repair"] else
-                 f"The model wrote {int(run['args_tokens']):,} tokens of arguments for a tool that does not need long input "
-                 f"(first call {int(run['first_args']):,}, last {int(run['last_args']):,} tokens); arguments are billed as output "
-                 "and re-read on every later request.")
-            ),
+            what=_what(run),
             extra={"growth": run["growth"], "high_share_calls": run["high_share_calls"], "resent_calls": run["resent_calls"],
                    "repair": run["repair"]},
         )
         for run in runs.iter_rows(named=True)
     ]
+
+
+def _what(run: dict) -> str:
+    """What a run's finding says happened: a repair loop, or long arguments the tool does not need."""
+    sizes = f"first call {int(run['first_args']):,}, last {int(run['last_args']):,} tokens"
+    if not run["repair"]:
+        return (f"The model wrote {int(run['args_tokens']):,} tokens of arguments for a tool that does not need long input "
+                f"({sizes}); arguments are billed as output and re-read on every later request.")
+    errors = f", {int(run['errors'])} of its results marked as errors" if run["errors"] else ""
+    return (f"A repair loop: the model sent the same long arguments again {int(run['resent_calls'])} times, whole or grown "
+            f"({sizes}; {int(run['args_tokens']):,} in all){errors}; each copy is billed as output and re-read on every later request.")
