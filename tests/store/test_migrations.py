@@ -26,7 +26,7 @@ def columns_in_db(duck) -> dict[str, list[tuple[str, str]]]:
 
 
 def columns_in_metadata() -> dict[str, list[tuple[str, str]]]:
-    names = {sa.BigInteger: "BIGINT", sa.Integer: "INTEGER", sa.Text: "VARCHAR", sa.Boolean: "BOOLEAN", sa.DateTime: "TIMESTAMP", sa.Date: "DATE", sa.Double: "DOUBLE"}
+    names = {sa.BigInteger: "BIGINT", sa.Integer: "INTEGER", sa.Text: "VARCHAR", sa.Boolean: "BOOLEAN", sa.DateTime: "TIMESTAMP", sa.Date: "DATE", sa.Double: "DOUBLE", tables.UBigInteger: "UBIGINT"}
 
     def dtype(c):
         if isinstance(c.type, sa.ARRAY):

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from tokaudit import __version__
+from tokaudit.analyze import steering_cache
 from tokaudit.analyze.cohorts import session_baselines, with_traffic_estimates
 from tokaudit.analyze.detectors import DETECTORS, SEVERITIES, Finding, resolve_params
 from tokaudit.analyze.detectors._common import Context
@@ -154,6 +155,7 @@ def run_audit(
             del frames, context  # the next batch's frames take their place
             if on_progress is not None:
                 on_progress(done, len(plan))
+    steering_cache.prune(store)
     mark = time.perf_counter()
     quote_results(store, findings)
     stages["quotes"] = time.perf_counter() - mark

@@ -45,6 +45,7 @@ from typing import NamedTuple
 
 import polars as pl
 
+from tokaudit.analyze import steering_cache
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
 from tokaudit.analyze.tokens import ANY_CONTENT, CONTENT_SQL, FAMILY_PATTERNS, HEURISTIC_BYTES_PER_TOKEN
 from tokaudit.analyze.usage import COST_SQL, INPUT_COST_SQL, PRICE_JOIN, pricing_ctes
@@ -681,14 +682,15 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
     """
 
 
+_TOOLS_ORDER = "_ts NULLS FIRST, line_no, tool_call_id"
+
+
 def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) -> pl.DataFrame:
     sig = ", ".join(f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS))
+    folded = tool_calls_sql(window.replace("session_id", "t.session_id", 1))
     # Everything but the steering rule's inputs is reduced to its final (narrow) form first: the
     # rule's windows and the final sort then move fewer bytes per call.
-    tools = fetch_frame(
-        store,
-        f"""
-        WITH t AS (
+    calls_sql = f"""
             SELECT t.session_id, t.tool_call_id, hash(t.call_key) AS call_hash, coalesce(t.ts_utc, t.result_ts_utc) AS _ts, t.line_no,
                    -- An MCP tool's numbers are masked: fetch_part_1 … fetch_part_16, list_flags_v1 … v12 are one tool
                    -- whose name carries a counter, and that name is the first of the values the steering rule reads.
@@ -709,16 +711,34 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    t.args_skeleton, t.result_excerpt,
                    -- An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
                    coalesce(t.mcp_server IS NOT NULL OR t.tool_kind = 'mcp', false) AS is_mcp
-            FROM ({tool_calls_sql(window.replace("session_id", "t.session_id", 1))}) AS t
+            FROM ({folded}) AS t"""
+    rule = steering_sql("computed", _TOOLS_ORDER, mcp="is_mcp")
+    # The rule's verdicts of sessions an earlier audit computed are read back from the store. (Its
+    # version leaves out which calls were read: an audit and ``tokaudit show`` share the cache.)
+    version = steering_cache.rule_version(calls_sql.replace(folded, "folded") + rule)
+    cache = steering_cache.check(store, folded, window_params, version)
+    cached = ", ".join(f"c.{name}" for name in steering_cache.STEERING_COLUMNS)
+    tools = fetch_frame(
+        store,
+        f"""
+        WITH t AS ({calls_sql}),
+        computed AS (SELECT * FROM t WHERE session_id NOT IN (SELECT unnest(?::VARCHAR[]))),
+        steered AS (
+            SELECT * FROM ({rule})
+            UNION ALL BY NAME
+            SELECT t.*, {cached}
+            FROM t JOIN (SELECT * FROM steering_cache WHERE session_id IN (SELECT unnest(?::VARCHAR[]))) AS c
+                 USING (session_id, tool_call_id)
         )
         SELECT session_id, tool_call_id, call_hash, _ts AS ts_utc,
                * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt)
-        FROM ({steering_sql("t", "_ts NULLS FIRST, line_no, tool_call_id", mcp="is_mcp")})
+        FROM steered
         -- The id last: calls of one line at one instant (parallel tools in one OTel export) keep one order on every run.
-        ORDER BY session_id, _ts NULLS FIRST, line_no, tool_call_id
+        ORDER BY session_id, {_TOOLS_ORDER}
         """,
-        [CONTINUATION, DIRECTIVES, *window_params],
+        [CONTINUATION, DIRECTIVES, *window_params, cache.hits, cache.hits],
     )
+    steering_cache.save(store, cache, tools)
     tools = tools.with_columns(_index_within(tools, "session_id").alias("call_idx"))
     tools = _attach_turns(tools, calls)
     return _estimate_tokens(store, tools)

@@ -14,6 +14,8 @@ Arrow tables is two orders of magnitude faster than Core ``executemany``.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -71,6 +73,17 @@ class Store:
     def conn(self) -> Connection:
         """A SQLAlchemy connection on ``engine``."""
         return self.engine.connect()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """``duck`` inside one transaction: committed when the block ends, rolled back if it raises."""
+        self.duck.execute("BEGIN TRANSACTION")
+        try:
+            yield self.duck
+        except BaseException:
+            self.duck.execute("ROLLBACK")
+            raise
+        self.duck.execute("COMMIT")
 
     def revision(self) -> str | None:
         """The schema revision recorded in the database, or None for a blank one."""

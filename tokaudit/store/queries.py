@@ -38,15 +38,10 @@ def dedup_relation(store: Store) -> str:
         return "llm_calls_dedup_cache"
     if store.read_only:
         return "llm_calls_dedup"  # cannot refresh the copy; the view gives the same rows
-    duck.execute("BEGIN TRANSACTION")
-    try:
+    with store.transaction():
         duck.execute("DELETE FROM llm_calls_dedup_cache")
         duck.execute("INSERT INTO llm_calls_dedup_cache SELECT * FROM llm_calls_dedup")
         duck.execute("UPDATE store_state SET value = ? WHERE key = 'dedup_version'", [state["data_version"]])
-        duck.execute("COMMIT")
-    except BaseException:
-        duck.execute("ROLLBACK")
-        raise
     return "llm_calls_dedup_cache"
 
 

@@ -38,8 +38,21 @@ from sqlalchemy import (
     Table,
     Text,
 )
+from sqlalchemy.types import UserDefinedType
 
 metadata = MetaData()
+
+
+class UBigInteger(UserDefinedType):
+    """DuckDB's unsigned 64-bit integer, the type of its ``hash``. (duckdb-engine names it too, but
+    importing duckdb-engine loads duckdb's Python layer, which commands that never touch these
+    tables should not pay for.)"""
+
+    cache_ok = True
+
+    def get_col_spec(self) -> str:
+        return "UBIGINT"
+
 
 source_id_seq = Sequence("source_id_seq", metadata=metadata)
 
@@ -273,7 +286,7 @@ price_cache = Table(
 store_state = Table(
     "store_state",
     metadata,
-    Column("key", Text, primary_key=True),  # data_version: bumped by every ingest write; dedup_version
+    Column("key", Text, primary_key=True),  # data_version: bumped by every ingest write; dedup_version; steering_version
     Column("value", BigInteger, nullable=False),
 )
 
@@ -304,3 +317,30 @@ token_fits = Table(
 # (store.queries.dedup_relation): every report reads it, the view costs a window
 # and an anti-join over all requests.
 llm_calls_dedup_cache = Table("llm_calls_dedup_cache", metadata, *_llm_call_columns())
+
+# The steering rule's verdicts per tool call (analyze.steering_cache): the rule compares each call with
+# the calls before it in its session, the costliest step of a large audit, and its verdicts depend on
+# the session's own tool calls alone. A session's rows hold while its fingerprint in
+# steering_sessions matches its tool calls; all of them while store_state's steering_version is the
+# rule's. No keys: rows are written and dropped a session at a time.
+steering_cache = Table(
+    "steering_cache",
+    metadata,
+    Column("session_id", Text, nullable=False),
+    Column("tool_call_id", Text, nullable=False),
+    Column("shape_hash", UBigInteger),
+    Column("values_hash", UBigInteger),
+    Column("unnarrated_hashes", ARRAY(UBigInteger)),
+    Column("steered", Boolean),
+    Column("alias_steered", Boolean),
+    Column("authored", Boolean),
+    Column("resent", Boolean),
+)
+
+steering_sessions = Table(
+    "steering_sessions",
+    metadata,
+    Column("session_id", Text, primary_key=True),
+    Column("fingerprint", UBigInteger, nullable=False),  # bit_xor of a hash of every tool call's rule inputs
+    Column("tool_calls", BigInteger, nullable=False),
+)

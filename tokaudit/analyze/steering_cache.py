@@ -1,0 +1,132 @@
+"""The steering rule's verdicts, kept in the store from one audit to the next.
+
+``analyze.frames.steering_sql`` compares every tool call with the calls before it in its session:
+three window partitionings over all calls and a rule per argument value, most of a large audit's
+time (``benchmarks/results-detectors-speed.md``). Its verdicts depend on nothing but the session's
+own tool calls as ``store.queries.tool_calls_sql`` folds them. So an audit stores them per session
+(``steering_cache``) beside a fingerprint of exactly those inputs (``steering_sessions``), and later
+audits read them back for every session whose fingerprint still holds. A scheduled audit over a
+growing fleet then computes the rule for the sessions ingested since, not for the whole store.
+
+* A session that gained, lost or changed a tool call (a grown log, a re-ingested file, a linked
+  MCP transcript filling a call's server) no longer matches its fingerprint: computed again.
+* A change to the rule's SQL, or to DuckDB (whose ``hash`` the verdicts hold), changes
+  ``rule_version``: the first audit after it empties the cache.
+* A read-only store is read, never written: sessions without valid verdicts are computed for
+  that audit only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from tokaudit.store.engine import Store, duckdb
+
+STEERING_COLUMNS = ("shape_hash", "values_hash", "unnarrated_hashes", "steered", "alias_steered", "authored", "resent")
+"""The columns ``steering_sql`` adds to its relation: what the cache keeps per tool call."""
+
+# Every column of a folded tool call that the rule reads, directly or through what
+# analyze.frames._tools derives from it (the tool key, the call's order, MCP or not).
+_INPUTS = "tool_call_id, ts_utc, result_ts_utc, line_no, tool_name, tool_kind, mcp_server, mcp_tool, args_values, args_skeleton, result_excerpt"
+
+
+def rule_version(rule_sql: str) -> int:
+    """A version of the rule: a hash of its SQL and of the DuckDB that evaluates it (its ``hash``
+    function makes the stored values), positive so that ``store_state`` (signed) holds it."""
+    digest = hashlib.blake2b(f"{rule_sql}\0duckdb {duckdb.__version__}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+@dataclass
+class CacheState:
+    """Which sessions of one read have valid stored verdicts and which must be computed."""
+
+    hits: list[str] = field(default_factory=list)
+    # Session -> (fingerprint, tool calls), for every session to compute.
+    misses: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Sessions among the misses with verdicts stored from other calls: replaced when the new ones are.
+    stale: list[str] = field(default_factory=list)
+    writable: bool = True
+
+
+def check(store: Store, folded_sql: str, params: list, version: int) -> CacheState:
+    """Compare the sessions of ``folded_sql`` (folded tool calls of the sessions read, with ``params``)
+    with the cache; empties the cache first when it was filled by another ``version`` of the rule."""
+    writable = not store.read_only
+    stored = store.duck.execute("SELECT value FROM store_state WHERE key = 'steering_version'").fetchall()
+    current = bool(stored) and stored[0][0] == version
+    if not current and writable:
+        with store.transaction() as duck:
+            duck.execute("DELETE FROM steering_cache")
+            duck.execute("DELETE FROM steering_sessions")
+            duck.execute("INSERT OR REPLACE INTO store_state VALUES ('steering_version', ?)", [version])
+        current = True
+    rows = store.duck.execute(
+        f"""
+        SELECT f.session_id, f.fingerprint, f.tool_calls, s.session_id IS NOT NULL AS stored,
+               coalesce(s.fingerprint = f.fingerprint AND s.tool_calls = f.tool_calls, false) AS holds
+        FROM (SELECT session_id, bit_xor(hash({_INPUTS})) AS fingerprint, count(*) AS tool_calls
+              FROM ({folded_sql}) GROUP BY session_id) AS f
+        LEFT JOIN steering_sessions AS s USING (session_id)
+        """,
+        params,
+    ).fetchall()
+    state = CacheState(writable=writable)
+    for session_id, fingerprint, tool_calls, stored_before, holds in rows:
+        if holds and current:
+            state.hits.append(session_id)
+        else:
+            state.misses[session_id] = (fingerprint, tool_calls)
+            if stored_before:
+                state.stale.append(session_id)
+    return state
+
+
+def save(store: Store, state: CacheState, tools: pl.DataFrame) -> None:
+    """Store the verdicts computed for ``state``'s misses (``tools``: rows with ``session_id``,
+    ``tool_call_id`` and ``STEERING_COLUMNS``; other sessions' rows are ignored), in one transaction."""
+    if not state.writable or not state.misses:
+        return
+    verdicts = tools.filter(pl.col("session_id").is_in(list(state.misses))).select("session_id", "tool_call_id", *STEERING_COLUMNS)
+    sessions = pl.DataFrame(
+        {
+            "session_id": list(state.misses),
+            "fingerprint": [fp for fp, _ in state.misses.values()],
+            "tool_calls": [n for _, n in state.misses.values()],
+        },
+        schema={"session_id": pl.String, "fingerprint": pl.UInt64, "tool_calls": pl.Int64},
+    )
+    duck = store.relational
+    duck.register("_tokaudit_steering_verdicts", verdicts.to_arrow())
+    duck.register("_tokaudit_steering_sessions", sessions.to_arrow())
+    try:
+        with store.transaction():
+            _drop(duck, state.stale)
+            duck.execute("INSERT INTO steering_cache BY NAME SELECT * FROM _tokaudit_steering_verdicts")
+            duck.execute("INSERT INTO steering_sessions BY NAME SELECT * FROM _tokaudit_steering_sessions")
+    finally:
+        duck.unregister("_tokaudit_steering_verdicts")
+        duck.unregister("_tokaudit_steering_sessions")
+
+
+def prune(store: Store) -> None:
+    """Drop the verdicts of sessions left without tool calls of their own: an MCP transcript whose
+    calls were linked to the agent's records since, a log re-ingested without them."""
+    if store.read_only:
+        return
+    gone = store.duck.execute(
+        "SELECT session_id FROM steering_sessions "
+        "WHERE session_id NOT IN (SELECT session_id FROM tool_calls WHERE linked_tool_call_id IS NULL)"
+    ).fetchall()
+    if gone:
+        with store.transaction() as duck:
+            _drop(duck, [g[0] for g in gone])
+
+
+def _drop(duck: duckdb.DuckDBPyConnection, sessions: list[str]) -> None:
+    if sessions:
+        for table in ("steering_cache", "steering_sessions"):
+            duck.execute(f"DELETE FROM {table} WHERE session_id IN (SELECT unnest(?::VARCHAR[]))", [sessions])
