@@ -340,7 +340,7 @@ def _day_start(value: date | None, days: int = 0) -> datetime | None:
 @click.option("--until", callback=_parse_date, help="Audit sessions that started on or before this day (YYYY-MM-DD, UTC).")
 @click.option("--last", metavar="DURATION", help="Audit the last N days up to today (UTC), e.g. 1d or 7d, instead of --since/--until.")
 @click.option("--fail-on", type=SEVERITY_CHOICE, default=None, help="Exit 1 if a finding at or above this severity appears.")
-@click.option("--no-save", is_flag=True, help="Do not store this audit run (print only).")
+@click.option("--no-save", is_flag=True, help="Do not store this audit run (print only). Derived caches (steering verdicts, deduplicated requests) are still kept.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run and every finding as JSON.")
 @click.option("--ingest", "ingest_paths", multiple=True, type=click.Path(), metavar="PATH", help="Ingest these log files or folders first (repeatable).")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), metavar="DIR", help="Write a report of the same window to DIR/<date>/ and refresh DIR/index.html.")
