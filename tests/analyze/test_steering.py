@@ -20,14 +20,21 @@ def steered(calls: list[tuple[str, str]]) -> list[bool]:
 def steered_tools(calls: list[tuple[str, ...]]) -> list[bool]:
     """[(tool_key, args_json, result_text[, tool_name])] of one session, in order -> the steered flag of each
     call. A ``tool_name`` is put before the values, as the store does for an MCP tool whose name has a number."""
+    return rule_flags("steered", calls)
+
+
+def rule_flags(column: str, calls: list[tuple[str, ...]]) -> list[bool]:
+    """[(tool_key, args_json, result_text[, tool_name])] of one session, in order -> ``column`` of the steering
+    rule's output for each call, the calls stored as the store holds them."""
     rows = [
-        ("s", tool, i, [*name, *args_values(a)], args_skeleton(a), result_features(r.encode())["result_excerpt"])
+        ("s", tool, i, [*name, *args_values(a)], args_skeleton(a), len(a.encode()), result_features(r.encode())["result_excerpt"])
         for i, (tool, a, r, *name) in enumerate(calls)
     ]
     con = duckdb.connect()
-    con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, result_excerpt VARCHAR)")
-    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", rows)
-    return [r[0] for r in con.sql(f"SELECT steered FROM ({steering_sql('t', 'call_idx')}) ORDER BY call_idx").fetchall()]
+    con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, "
+                "args_bytes BIGINT, result_excerpt VARCHAR)")  # fmt: skip
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    return [r[0] for r in con.sql(f"SELECT {column} FROM ({steering_sql('t', 'call_idx')}) ORDER BY call_idx").fetchall()]
 
 
 def test_a_counter_going_up_by_one_is_steered_whatever_the_wording():
@@ -321,9 +328,9 @@ def test_what_counts_as_an_mcp_call_is_the_callers_to_say():
     calls = [(f'{{"url":"https://api.example.com/v1/items?cursor={cursors[i]}&limit=50"}}', f"next: {cursors[i + 1]}") for i in range(2)]
     con = duckdb.connect()
     con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, "
-                "result_excerpt VARCHAR, tool_kind VARCHAR)")  # fmt: skip
-    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [("s", "fetch_items", i, args_values(a), args_skeleton(a), r, "mcp") for i, (a, r) in enumerate(calls)])  # fmt: skip
+                "args_bytes BIGINT, result_excerpt VARCHAR, tool_kind VARCHAR)")  # fmt: skip
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [("s", "fetch_items", i, args_values(a), args_skeleton(a), len(a), r, "mcp") for i, (a, r) in enumerate(calls)])  # fmt: skip
 
     def flags(mcp: str) -> list[bool]:
         return [r[0] for r in con.sql(f"SELECT steered FROM ({steering_sql('t', 'call_idx', mcp=mcp)}) ORDER BY call_idx").fetchall()]
@@ -404,11 +411,7 @@ def test_a_share_of_parts_rounded_to_its_last_digit_is_a_constant_step():
 
 def authored(calls: list[tuple[str, str]]) -> list[bool]:
     """[(args_json, result_text)] of one MCP tool, in order -> the ``authored`` flag of each call."""
-    rows = [("s", "docs/get", i, args_values(a), args_skeleton(a), result_features(r.encode())["result_excerpt"]) for i, (a, r) in enumerate(calls)]
-    con = duckdb.connect()
-    con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, result_excerpt VARCHAR)")
-    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", rows)
-    return [r[0] for r in con.sql(f"SELECT authored FROM ({steering_sql('t', 'call_idx')}) ORDER BY call_idx").fetchall()]
+    return rule_flags("authored", [("docs/get", a, r) for a, r in calls])
 
 
 def test_new_text_the_model_wrote_is_authored_and_a_document_sent_again_is_not():
@@ -430,11 +433,7 @@ def test_new_text_the_model_wrote_is_authored_and_a_document_sent_again_is_not()
 
 def resent(calls: list[tuple[str, str]], tool: str = "catalog/upsert") -> list[bool]:
     """[(args_json, result_text)] of one tool, in order -> the ``resent`` flag of each call."""
-    rows = [("s", tool, i, args_values(a), args_skeleton(a), result_features(r.encode())["result_excerpt"]) for i, (a, r) in enumerate(calls)]
-    con = duckdb.connect()
-    con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, result_excerpt VARCHAR)")
-    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", rows)
-    return [r[0] for r in con.sql(f"SELECT resent FROM ({steering_sql('t', 'call_idx')}) ORDER BY call_idx").fetchall()]
+    return rule_flags("resent", [(tool, a, r) for a, r in calls])
 
 
 def _records(first: int, n: int, extra: dict | None = None) -> list[dict]:
@@ -458,3 +457,15 @@ def test_a_file_sent_again_with_a_new_checksum_or_grown_at_its_end_is_resent():
     assert resent(files, tool="blobs/put_object") == [False, True, True]
     other = [(json.dumps({"path": f"deploy/m{k}.py", "content": f"# module {k}\n" + body, "sha256": f"{k:064x}"}), "stored") for k in range(3)]
     assert resent(other, tool="blobs/put_object") == [False, False, False]  # other files: other heads
+
+
+def test_a_page_written_section_by_section_through_a_whole_body_tool_is_not_resent():
+    paragraph = "The on-call engineer checks the ledger lag, then the queue depth, and pages the owner when either grows. " * 4
+    sections = [f"## Step {k + 1}\n\n{paragraph}" for k in range(5)]
+    pages = [(json.dumps({"page_id": "7f3a9c2e", "title": "Payments runbook", "content": "\n\n".join(sections[: k + 1])}),
+              f"Page 7f3a9c2e updated (revision {k + 2}).") for k in range(5)]  # fmt: skip
+    assert resent(pages, tool="notion/update_page") == [False] * 5
+    # The whole page again with a line added (a rejection's fix) is still sent again.
+    whole = "\n\n".join(sections)
+    fixed = [(json.dumps({"page_id": "7f3a9c2e", "content": whole + "\nreviewed" * k}), "rejected: page lock expired") for k in range(3)]
+    assert resent(fixed, tool="notion/update_page") == [False, True, True]

@@ -544,14 +544,19 @@ HEAD = f"CASE WHEN length({{v}}) <= {MAX_ARG_VALUE_CHARS} THEN {{v}} WHEN regexp
 HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
 
 # A call re-sends its tool's previous call: the same values; every long text of that call again (a file or
-# document by its head, ``HEAD``: grown at its end or not, beside a new checksum or attempt number); or at least ``RESENT_SHARE`` of
-# its distinct values were in that call too (records sent again after a rejection, grown by the field the rejection
-# named; a new batch of records shares its categories, not its ids and names). Only MCP calls are read.
+# document by its head, ``HEAD``: as it was or grown by a line, beside a new checksum or attempt number); or at least
+# ``RESENT_SHARE`` of its distinct values were in that call too (records sent again after a rejection, grown by the
+# field the rejection named; a new batch of records shares its categories, not its ids and names). Only MCP calls
+# are read. A long text that came back ``WRITTEN_ON_BYTES`` or more longer was written on — a page written section
+# by section through a tool that takes the whole body — not re-sent: a rejection asks for a fix, not a new section.
 RESENT_SHARE = 0.8
+WRITTEN_ON_BYTES = 400
 _PREV_LONG = f"list_filter(_any_values, lambda x: length(x) > {MAX_ARG_VALUE_CHARS} AND regexp_matches(x, '\\s'))"
 RESENT_SQL = f"""CASE WHEN NOT _mcp OR _any_values IS NULL OR len(args_values) = 0 THEN false
-    WHEN args_values = _any_values THEN true
-    WHEN len({_PREV_LONG}) > 0 AND list_has_all({HEADS.format(v="args_values")}, {HEADS.format(v=_PREV_LONG)}) THEN true
+    -- The same values: the same call again, unless a long text, kept by its head and tail, grew in the middle.
+    WHEN args_values = _any_values THEN coalesce(args_bytes < _any_args_bytes + {WRITTEN_ON_BYTES}, true)
+    WHEN len({_PREV_LONG}) > 0 AND list_has_all({HEADS.format(v="args_values")}, {HEADS.format(v=_PREV_LONG)})
+        THEN coalesce(args_bytes < _any_args_bytes + {WRITTEN_ON_BYTES}, true)
     ELSE len(list_filter(list_distinct(args_values), lambda x: list_contains(_any_values, x)))
          >= {RESENT_SHARE} * len(list_distinct(args_values)) END"""
 
@@ -580,7 +585,7 @@ def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "arg
 
 
 def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
-    """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values and
+    """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values, args_bytes and
     result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered``, ``alias_steered``,
     ``authored`` (``AUTHORED_SQL``) and ``resent`` (``RESENT_SQL``), calls ordered by ``order_by``.
 
@@ -613,6 +618,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
             SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
                    lag(result_excerpt) OVER same_shape AS _prev_excerpt,
                    lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt,
+                   lag(args_bytes) OVER same_tool AS _any_args_bytes,
                    lag(shape_hash) OVER same_tool AS _any_shape,
                    lag(_meter) OVER same_shape AS _prev_meter, lag(result_excerpt) OVER same_session AS _last_excerpt,
                    -- The session's previous call and the one before (another tool of the same server, maybe).
@@ -665,7 +671,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                         THEN coalesce({alias}, false) ELSE false END AS alias_steered
             FROM g
         )
-        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_shape, _meter, _prev_meter,
+        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_args_bytes, _any_shape, _meter, _prev_meter,
                           _last_excerpt, _last3_tool, _last3_values, _mcp, _server, _own_values,
                           _insert_at, _grown_values, _steered_here, _server_shape, _last_tool, _last_server_shape, _last_values,
                           _last2_server_shape, _last2_values, _last2_tool, _last2_excerpt, _alias_at, _alias_values, _alias_excerpt,
