@@ -1338,6 +1338,27 @@ def test_a_repair_loop_convicts_below_its_cohorts_cost_and_a_batch_import_or_a_f
         assert not by(findings, "economic_dos", other.session_id)
 
 
+def test_a_page_written_section_by_section_through_a_whole_body_tool_is_no_repair_loop():
+    """A page tool that takes the whole body gets the page again, a section longer, on every call: writing, not a
+    server having the same payload sent again. The same page sent again after each rejection is a repair loop."""
+    paragraph = "The on-call engineer checks the ledger lag, then the queue depth, and pages the owner when either grows. " * 4
+    sections = [f"## Step {k + 1}\n\n{paragraph}" for k in range(8)]
+    page = Session("claude-code:runbook")
+    rejected = Session("claude-code:rejected")
+    for k in range(8):
+        body = json.dumps({"page_id": "7f3a9c2e", "title": "Payments runbook", "content": "\n\n".join(sections[: k + 1])})
+        page.turn(tools=[("notion/update_page", body, f"Page 7f3a9c2e updated (revision {k + 2}).")], output_tokens=len(body) // 4)
+        whole = json.dumps({"page_id": "7f3a9c2e", "title": "Payments runbook", "content": "\n\n".join(sections)})
+        rejected.turn(tools=[("notion/update_page", whole, f"409 Conflict: revision {k + 1} is stale")], output_tokens=len(whole) // 4)
+    for s in (page, rejected):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30, turns=12), page, rejected)
+    assert not [f for f in by(findings, "argument_inflation", page.session_id) if f.evidence["repair"]]
+    assert not by(findings, "economic_dos", page.session_id)
+    (verdict,) = by(findings, "economic_dos", rejected.session_id)
+    assert verdict.evidence["reasons"] == ["repair loop"]
+
+
 def test_the_same_large_answer_to_different_calls_spread_over_a_session_is_a_repeated_result():
     """A "quality gate" a server has the model run after every edit answers with one large schema and a line of
     news: non-consecutive calls, different arguments, the same text paid for each time. Snapshots of different
