@@ -19,7 +19,7 @@ quote afterwards (``analyze.audit``).
   (or the latest request before it), ``tool_key`` (``server/tool`` for MCP tools, numbers in
   the tool's name masked as ``#``: ``fetch_part_#`` — else the tool name), argument and result tokens with their methods, hashes of
   the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
-  long strings stay in the store), ``sig0``…``sig7`` (the result's word MinHash),
+  long strings stay in the store) and of the exact result (``result_hash``), ``sig0``…``sig7`` (the result's word MinHash),
   ``result_compress_ratio`` (how repetitive a result of 2 KiB or more is; NULL for smaller ones),
   ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``),
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
@@ -704,6 +704,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                         THEN t.mcp_server || '/' || regexp_replace(coalesce(t.mcp_tool, t.tool_name), '[0-9]+', '#', 'g')
                         ELSE t.tool_name END AS tool_key,
                    t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
+                   CASE WHEN t.result_sha256 IS NOT NULL THEN hash(t.result_sha256) END AS result_hash,
                    t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method, t.result_compress_ratio,
                    t.duration_ms,
                    {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,

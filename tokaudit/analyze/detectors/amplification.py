@@ -53,6 +53,14 @@ same answer: a status polled with the same arguments, or a file read again, is l
 and cost detectors. False positives: a tool whose answers are mostly a fixed frame
 around a few new lines (browser snapshots of one site differ by more).
 
+Re-reads after a tool: the agent's own tools (a file read, ``cat``) returning the very result
+they returned before in the session — the same arguments, as many tokens, the same words — of
+``min_reread_result_tokens`` or more, right after results of one MCP tool, on ``min_reread_calls``
+or more calls: a server ("digest mismatch, read the file again") making the model pull the same
+large local content into its context over and over, where the tool's own results are small. The
+finding names that MCP tool. False positives: a workflow that re-reads an unchanged large report
+after every call of a tool (a file that changed in between is a different result).
+
 Repetitive and opaque results count on one call too when it is ``min_single_sponge_tokens``
 or more: a sponge server needs only one such result to flood the context, and what it
 holds — not its size alone — is the evidence. (A single large result of ordinary text
@@ -67,7 +75,7 @@ import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
 from tokaudit.analyze.detectors._common import Context
-from tokaudit.ingest.base import COMPRESS_SAMPLE_BYTES
+from tokaudit.ingest.base import COMPRESS_SAMPLE_BYTES, SIG_BINS
 
 # Content types of results a model reads as text (types are listed sorted, so a result holding an image
 # or audio part lists that first).
@@ -106,6 +114,9 @@ class Params:
     min_repeated_calls: int = 5
     min_repeated_result_tokens: int = 2000
     max_repeated_novelty: float = 0.2
+    # The same large local content read again right after an MCP tool's results, this many times.
+    min_reread_calls: int = 4
+    min_reread_result_tokens: int = 2000
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -140,6 +151,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     out += _compression_outliers(context, params, already, opaque=False)
     out += _compression_outliers(context, params, already, opaque=True)
     out += _repeated_results(context, params)
+    out += _rereads(context, params)
     calls = context.frames.calls.filter(
         (pl.col("output_tokens") >= params.min_output_tokens)
         & (pl.col("output_tokens") >= params.min_out_in * pl.max_horizontal(pl.col("input_total_tokens"), pl.lit(1)))
@@ -330,6 +342,45 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
             ),
             evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "mean_novelty": r["mean_novelty"],
                       "distinct_args": r["distinct_args"]},
+        )
+        for r in per.iter_rows(named=True)
+    ]
+
+
+def _rereads(context: Context, params: Params) -> list[Finding]:
+    """The agent's own tools returning a large result they returned before, each time right after an MCP tool's
+    result: findings on that MCP tool."""
+    tools = context.tools.with_columns(
+        pl.col("is_mcp").shift(1).over("session_id").fill_null(False).alias("_after_mcp"),
+        pl.col("tool_key").shift(1).over("session_id").alias("_driver"),
+        # The same result again: the same call of the same tool, answered with as many tokens and the same words
+        # (numbers aside: a shell's output carries its run time) — or, for a result without words, the very same text.
+        # (A file edited in between has more or fewer tokens; its words' MinHash alone would not tell a few new lines.)
+        pl.struct("session_id", "tool_key", "args_hash", "result_tokens", pl.coalesce(pl.col("sig0"), pl.col("result_hash")),
+                  *(f"sig{i}" for i in range(1, SIG_BINS))).is_first_distinct().alias("_first"),
+    )
+    again = tools.filter(
+        ~pl.col("is_mcp").fill_null(False) & pl.col("_after_mcp") & ~pl.col("_first")
+        & (pl.col("result_tokens") >= params.min_reread_result_tokens)
+    )
+    per = _per_session_tool(
+        again.with_columns(pl.col("tool_key").alias("_read_by"), pl.col("_driver").alias("tool_key")), params,
+        pl.col("_read_by").unique().sort().alias("read_by"),
+    ).filter(pl.col("calls") >= params.min_reread_calls).sort("session_id", "tool_key")
+    return [
+        _tool_finding(
+            context, r,
+            metric="rereads_after_tool", value=r["calls"],
+            threshold=(f"≥ {params.min_reread_calls} results of ≥ {params.min_reread_result_tokens:,} tokens that the agent's own tools "
+                       "had returned before, each right after a result of this MCP tool"),
+            excess_tokens=int(r["tokens"]),
+            explanation=(
+                f"Right after results of {r['tool_key']!r}, the agent's own tools ({', '.join(map(repr, r['read_by']))}) read the same "
+                f"content again {r['calls']} times: {int(r['tokens']):,} tokens ({r['method']}) it had already read in this session, "
+                "pulled into the context again and re-read on every later request. The server may be making the model re-read "
+                "large local files."
+            ),
+            evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "read_by": r["read_by"]},
         )
         for r in per.iter_rows(named=True)
     ]

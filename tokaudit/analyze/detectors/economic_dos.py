@@ -87,7 +87,8 @@ STRONG = ("continuation_loop", "cycles")  # structural evidence that needs no co
 STRUCTURAL = ("continuation_loop", "argument_inflation", "cycles")
 SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
 # D2 findings that say an MCP tool's results were a sponge: far above its usual size, mostly repetition, or random data.
-SPONGE_METRICS = ("result_size_vs_tool_median", "large_results_new_tool", "result_compress_ratio", "result_opaque", "repeated_results")
+SPONGE_METRICS = ("result_size_vs_tool_median", "large_results_new_tool", "result_compress_ratio", "result_opaque", "repeated_results",
+                  "rereads_after_tool")
 # A D8 finding that names a tool: an MCP server slower than the prompt cache's lifetime, called again and again.
 STALL_METRIC = "slow_tool_cache_misses"
 # D12 metrics that say a surface changed: seen in a transcript, or inferred from the agent's log.
