@@ -350,18 +350,20 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
 def _rereads(context: Context, params: Params) -> list[Finding]:
     """The agent's own tools returning a large result they returned before, each time right after an MCP tool's
     result: findings on that MCP tool."""
+    # Only large results of the agent's own tools can be re-reads (and their first reads share their size and tool).
+    # The frame is in session and call order: the previous row is the previous call unless a session starts there.
+    same_session = pl.col("session_id") == pl.col("session_id").shift(1)
     tools = context.tools.with_columns(
-        pl.col("is_mcp").shift(1).over("session_id").fill_null(False).alias("_after_mcp"),
-        pl.col("tool_key").shift(1).over("session_id").alias("_driver"),
-        # The same result again: the same call of the same tool, answered with as many tokens and the same words
-        # (numbers aside: a shell's output carries its run time) — or, for a result without words, the very same text.
-        # (A file edited in between has more or fewer tokens; its words' MinHash alone would not tell a few new lines.)
-        pl.struct("session_id", "tool_key", "args_hash", "result_tokens", pl.coalesce(pl.col("sig0"), pl.col("result_hash")),
-                  *(f"sig{i}" for i in range(1, SIG_BINS))).is_first_distinct().alias("_first"),
-    )
+        (same_session & pl.col("is_mcp").shift(1)).fill_null(False).alias("_after_mcp"),
+        pl.col("tool_key").shift(1).alias("_driver"),
+    ).filter(~pl.col("is_mcp").fill_null(False) & (pl.col("result_tokens") >= params.min_reread_result_tokens))
+    # The same result again: the same call of the same tool, answered with as many tokens and the same words
+    # (numbers aside: a shell's output carries its run time) — or, for a result without words, the very same text.
+    # (A file edited in between has more or fewer tokens; its words' MinHash alone would not tell a few new lines.)
     again = tools.filter(
-        ~pl.col("is_mcp").fill_null(False) & pl.col("_after_mcp") & ~pl.col("_first")
-        & (pl.col("result_tokens") >= params.min_reread_result_tokens)
+        pl.col("_after_mcp")
+        & ~pl.struct("session_id", "tool_key", "args_hash", "result_tokens", pl.coalesce(pl.col("sig0"), pl.col("result_hash")),
+                     *(f"sig{i}" for i in range(1, SIG_BINS))).is_first_distinct()
     )
     per = _per_session_tool(
         again.with_columns(pl.col("tool_key").alias("_read_by"), pl.col("_driver").alias("tool_key")), params,
