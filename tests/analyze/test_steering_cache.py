@@ -71,14 +71,20 @@ def test_a_second_read_takes_every_verdict_from_the_store_and_gives_the_same_fra
         assert (second["steered"] != first["steered"]).all()
 
 
-def test_a_session_whose_calls_changed_is_computed_again_and_only_it(corpus, db_path, tmp_path):
+@pytest.mark.parametrize(
+    "change",
+    ["result_excerpt = result_excerpt || ' more'",
+     # A long text grown in its middle: the head and tail the store keeps are the same, its size is not.
+     "args_bytes = args_bytes + 1000"],
+)
+def test_a_session_whose_calls_changed_is_computed_again_and_only_it(corpus, db_path, tmp_path, change):
     with ingested(corpus, db_path, tmp_path) as store:
         first = load_frames(store).tools
         store.duck.execute("UPDATE steering_cache SET steered = NOT steered")
         changed = first.filter(pl.col("steered"))["session_id"][0]
-        # A call's result changes (as a re-ingested file's would): that session's fingerprint no longer holds.
+        # A call changes (as a re-ingested file's would): that session's fingerprint no longer holds.
         store.duck.execute(
-            "UPDATE tool_calls SET result_excerpt = result_excerpt || ' more' WHERE tool_call_id = "
+            f"UPDATE tool_calls SET {change} WHERE tool_call_id = "
             "(SELECT min(tool_call_id) FROM tool_calls WHERE session_id = ?)",
             [changed],
         )
