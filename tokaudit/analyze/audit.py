@@ -196,9 +196,7 @@ def quote_results(store: Store, findings: list[Finding]) -> None:
 
 
 def _save(store: Store, result: AuditResult, since: datetime | None, until: datetime | None) -> int:
-    duck = store.duck
-    duck.execute("BEGIN TRANSACTION")
-    try:
+    with store.transaction() as duck:
         run_id = duck.execute("SELECT nextval('audit_run_id_seq')").fetchall()[0][0]
         duck.execute(
             "INSERT INTO audit_runs (audit_run_id, started_at_utc, window_start_utc, window_end_utc, tokaudit_version, thresholds, summary) "
@@ -219,10 +217,6 @@ def _save(store: Store, result: AuditResult, since: datetime | None, until: date
                 "threshold, excess_tokens, excess_usd, explanation, tool_key, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
-        duck.execute("COMMIT")
-    except BaseException:
-        duck.execute("ROLLBACK")
-        raise
     return run_id
 
 

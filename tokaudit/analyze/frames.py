@@ -552,11 +552,11 @@ HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
 RESENT_SHARE = 0.8
 WRITTEN_ON_BYTES = 400
 _PREV_LONG = f"list_filter(_any_values, lambda x: length(x) > {MAX_ARG_VALUE_CHARS} AND regexp_matches(x, '\\s'))"
+_NOT_WRITTEN_ON = f"coalesce(args_bytes < _any_args_bytes + {WRITTEN_ON_BYTES}, true)"
 RESENT_SQL = f"""CASE WHEN NOT _mcp OR _any_values IS NULL OR len(args_values) = 0 THEN false
     -- The same values: the same call again, unless a long text, kept by its head and tail, grew in the middle.
-    WHEN args_values = _any_values THEN coalesce(args_bytes < _any_args_bytes + {WRITTEN_ON_BYTES}, true)
-    WHEN len({_PREV_LONG}) > 0 AND list_has_all({HEADS.format(v="args_values")}, {HEADS.format(v=_PREV_LONG)})
-        THEN coalesce(args_bytes < _any_args_bytes + {WRITTEN_ON_BYTES}, true)
+    WHEN args_values = _any_values THEN {_NOT_WRITTEN_ON}
+    WHEN len({_PREV_LONG}) > 0 AND list_has_all({HEADS.format(v="args_values")}, {HEADS.format(v=_PREV_LONG)}) THEN {_NOT_WRITTEN_ON}
     ELSE len(list_filter(list_distinct(args_values), lambda x: list_contains(_any_values, x)))
          >= {RESENT_SHARE} * len(list_distinct(args_values)) END"""
 
@@ -729,12 +729,13 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
         store,
         f"""
         WITH t AS ({calls_sql}),
-        computed AS (SELECT * FROM t WHERE session_id NOT IN (SELECT unnest(?::VARCHAR[]))),
+        hits AS (SELECT unnest(?::VARCHAR[]) AS session_id),
+        computed AS (SELECT * FROM t WHERE session_id NOT IN (SELECT session_id FROM hits)),
         steered AS (
             SELECT * FROM ({rule})
             UNION ALL BY NAME
             SELECT t.*, {cached}
-            FROM t JOIN (SELECT * FROM steering_cache WHERE session_id IN (SELECT unnest(?::VARCHAR[]))) AS c
+            FROM t JOIN (SELECT * FROM steering_cache WHERE session_id IN (SELECT session_id FROM hits)) AS c
                  USING (session_id, tool_call_id)
         )
         SELECT session_id, tool_call_id, call_hash, _ts AS ts_utc,
@@ -743,7 +744,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
         -- The id last: calls of one line at one instant (parallel tools in one OTel export) keep one order on every run.
         ORDER BY session_id, {_TOOLS_ORDER}
         """,
-        [CONTINUATION, DIRECTIVES, *window_params, cache.hits, cache.hits],
+        [CONTINUATION, DIRECTIVES, *window_params, cache.hits],
     )
     steering_cache.save(store, cache, tools)
     tools = tools.with_columns(_index_within(tools, "session_id").alias("call_idx"))

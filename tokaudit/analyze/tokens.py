@@ -190,9 +190,7 @@ def calibrate(store: Store, *, save: bool = True) -> list[TokenFit]:
         groups.setdefault((s["model_family"], ANY_CONTENT), []).append(s)
     fits = [f for (family, ctype), rows in sorted(groups.items()) if (f := fit_steps(family, ctype, rows)) is not None]
     if save and not store.read_only:
-        duck = store.duck
-        duck.execute("BEGIN TRANSACTION")
-        try:
+        with store.transaction() as duck:
             duck.execute("DELETE FROM token_fits")
             now = utc_now()
             for f in fits:
@@ -202,10 +200,6 @@ def calibrate(store: Store, *, save: bool = True) -> list[TokenFit]:
                 del row["rejected"]
                 columns = ", ".join([*row, "fitted_at_utc"])
                 duck.execute(f"INSERT INTO token_fits ({columns}) VALUES ({', '.join('?' * (len(row) + 1))})", [*row.values(), now])
-            duck.execute("COMMIT")
-        except BaseException:
-            duck.execute("ROLLBACK")
-            raise
     return fits
 
 

@@ -360,9 +360,8 @@ def ingest_files(
     if works:
         from tokaudit.ingest.link import link_tool_calls
 
-        store.duck.execute("BEGIN TRANSACTION")
-        summary.tool_calls_linked = link_tool_calls(store)
-        store.duck.execute("COMMIT")
+        with store.transaction():
+            summary.tool_calls_linked = link_tool_calls(store)
         store.duck.execute("CHECKPOINT")
         store.duck.execute("RESET checkpoint_threshold")
         store.duck.execute("RESET memory_limit")

@@ -141,17 +141,11 @@ def to_arrow(items: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
 
 def write_batch(store: Store, batch: FileBatch) -> None:
     """Write a batch of parsed files in one transaction: each file's rows land whole or not at all."""
-    duck = store.duck
-    duck.execute("BEGIN TRANSACTION")
-    try:
+    with store.transaction():
         ids = _source_ids(store, batch.outcomes)
         _write_sources(store, batch.outcomes, ids)
         bump_data_version(store)
         _write_rows(store, batch, ids)
-        duck.execute("COMMIT")
-    except BaseException:
-        duck.execute("ROLLBACK")
-        raise
 
 
 def _source_ids(store: Store, outcomes: list[FileOutcome]) -> list[int]:
