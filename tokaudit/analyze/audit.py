@@ -12,6 +12,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,7 +24,7 @@ from tokaudit.analyze.cohorts import session_baselines, with_traffic_estimates
 from tokaudit.analyze.detectors import DETECTORS, SEVERITIES, Finding, resolve_params
 from tokaudit.analyze.detectors._common import Context
 from tokaudit.analyze.features import tool_features
-from tokaudit.analyze.frames import Frames, load_frames, session_batches
+from tokaudit.analyze.frames import Frames, SessionBatch, load_frames, session_batches
 from tokaudit.config import Config
 from tokaudit.ingest.base import utc_now
 from tokaudit.store.engine import Store
@@ -63,7 +64,9 @@ class AuditResult:
     thresholds: dict[str, Any]
     seconds: float = 0.0
     detector_seconds: dict[str, float] = field(default_factory=dict)
-    stage_seconds: dict[str, float] = field(default_factory=dict)  # frames, features + cohorts, quotes (all batches)
+    # frames, features + cohorts, quotes (all batches); a batch's frames are read while the detectors run
+    # over the batch before, so the stages add up to more than ``seconds``.
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         by_detector = Counter(f.detector for f in self.findings)
@@ -126,6 +129,7 @@ def run_audit(
     A window of more than ``batch_rows`` requests plus tool calls is read in batches of
     whole session groups (``analyze.frames.session_batches``), so memory stays bounded
     however large the store; each batch's baselines are then estimated from its own sessions.
+    A thread reads the next batch's frames while the detectors run over the current one.
     ``on_progress(done, total)`` is called before the first batch and after each.
     """
     config = config or Config()
@@ -140,11 +144,20 @@ def run_audit(
     plan = batches or [None]  # None: the whole window at once
     if on_progress is not None:
         on_progress(0, len(plan))
-    with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY if batches else None):
-        for done, batch in enumerate(plan, 1):
+    with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY if batches else None), ThreadPoolExecutor(1) as reader:
+        # The next batch's frames are read (DuckDB) while this batch's detectors run (polars): the two
+        # libraries release the GIL and neither keeps both cores busy alone. Only the reader's thread
+        # touches the store meanwhile, so its one connection is never used by two threads at once.
+        def read(batch: SessionBatch | None) -> tuple[Frames, float]:
             mark = time.perf_counter()
-            frames = load_frames(store, config=config, since=since, until=until, batch=batch)
-            stages["frames"] += time.perf_counter() - mark
+            return load_frames(store, config=config, since=since, until=until, batch=batch), time.perf_counter() - mark
+
+        pending = reader.submit(read, plan[0])
+        for done in range(1, len(plan) + 1):
+            frames, seconds = pending.result()
+            stages["frames"] += seconds
+            if done < len(plan):
+                pending = reader.submit(read, plan[done])
             mark = time.perf_counter()
             context = build_context(frames, params["cost_blowup"].min_cohort)
             stages["features + cohorts"] += time.perf_counter() - mark
