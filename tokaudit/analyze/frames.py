@@ -53,7 +53,7 @@ from tokaudit.config import Config
 from tokaudit.ingest.base import SIG_BINS
 from tokaudit.ingest.skeleton import MAX_ARG_VALUE_CHARS, TEXT_CUT
 from tokaudit.store.engine import Store
-from tokaudit.store.queries import fetch_frame, tool_calls_sql
+from tokaudit.store.queries import DEDUP_COPY, dedup_relation, fetch_frame, tool_calls_sql
 
 # Output tokens cost about five times an input token across current models; the price-free cost
 # weights token kinds like a typical price list so sessions of one model compare by spend.
@@ -99,14 +99,18 @@ def load_frames(
     window, window_params = _session_window(since, until)
     if session_id is not None:
         window, window_params = "session_id = ?", [session_id]
-    tool_window, tool_params = window, window_params
+    tool_window, tool_params = call_window, call_params = window, window_params
     if batch is not None:
         window, window_params = "session_id IN (SELECT unnest(?::VARCHAR[]))", [batch.sessions]
         # The row range lets DuckDB skip the row groups of other batches' tool calls (the widest table).
         lo, hi = batch.tool_rowids or (0, -1)
         tool_window, tool_params = f"t.rowid BETWEEN ? AND ? AND {window}", [lo, hi, *window_params]
+        # Likewise for the requests, when they are read from the copy whose row ids the batch holds.
+        if batch.call_rowids is not None and dedup_relation(store) == DEDUP_COPY:
+            lo, hi = batch.call_rowids
+            call_window, call_params = f"rowid BETWEEN ? AND ? AND {window}", [lo, hi, *window_params]
     events = fetch_frame(store, f"SELECT * EXCLUDE (source_id) FROM session_events WHERE {window}", window_params)
-    calls = _calls(store, config, window, window_params, events)
+    calls = _calls(store, config, call_window, call_params, events)
     tools = _tools(store, calls, tool_window, tool_params)
     sessions = fetch_frame(
         store,
@@ -158,14 +162,18 @@ class _Stored(NamedTuple):
     tool_lo: int | None  # first and last row id of its tool calls
     tool_hi: int | None
     call_lo: int | None  # first row id of its requests
+    copy_lo: int | None  # first and last row id of its requests in the deduplicated copy
+    copy_hi: int | None
 
 
 @dataclass
 class SessionBatch:
-    """Sessions audited together, and the row ids their tool calls span (None: no tool calls)."""
+    """Sessions audited together, and the row ids their tool calls span (None: no tool calls) and their
+    requests span in the deduplicated copy of ``llm_calls`` (None: not known, read all of it)."""
 
     sessions: list[str]
     tool_rowids: tuple[int, int] | None
+    call_rowids: tuple[int, int] | None = None
 
 
 def session_batches(store: Store, since: datetime | None, until: datetime | None, max_rows: int) -> list[SessionBatch] | None:
@@ -175,7 +183,8 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
     A batch holds whole session groups — an agent session, its subagents and the MCP
     connections that served it — because detectors and the verdict read them together.
     Groups are taken in the order their tool calls were stored (roughly the order the logs
-    were ingested), so a batch reads a stretch of the table rather than rows from all of it;
+    were ingested), so a batch reads a stretch of the tool calls, and of the deduplicated
+    requests (stored a file at a time), rather than rows from all of them;
     the baselines detectors take per tool, model and cohort are then estimated from those
     neighbouring sessions. The split is the same on every run of an unchanged store.
     """
@@ -185,9 +194,17 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
     ).fetchall()[0][0]
     if rows <= max_rows:
         return None
+    # Where each session's requests sit in the deduplicated copy (stored a file at a time, as llm_calls is),
+    # for the batch to read a stretch of it; a read-only store with a stale copy reads the view instead.
+    with_copy = dedup_relation(store) == DEDUP_COPY
+    copy = (
+        f"SELECT session_id, min(rowid) AS lo, max(rowid) AS hi FROM {DEDUP_COPY} WHERE {window} GROUP BY session_id"
+        if with_copy else "SELECT NULL::VARCHAR AS session_id, NULL::BIGINT AS lo, NULL::BIGINT AS hi"
+    )
     sessions = store.duck.execute(
         f"""
-        WITH tc AS (SELECT session_id, count(*) AS n, min(rowid) AS lo, max(rowid) AS hi FROM tool_calls WHERE {window} GROUP BY session_id),
+        WITH dc AS ({copy}),
+        tc AS (SELECT session_id, count(*) AS n, min(rowid) AS lo, max(rowid) AS hi FROM tool_calls WHERE {window} GROUP BY session_id),
         lc AS (SELECT session_id, count(*) AS n, min(rowid) AS lo FROM llm_calls WHERE {window} GROUP BY session_id),
         ids AS (
             SELECT session_id, coalesce(tc.n, 0) + coalesce(lc.n, 0) AS n, tc.lo AS tool_lo, tc.hi AS tool_hi, lc.lo AS call_lo
@@ -200,11 +217,13 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
             JOIN tool_calls AS a ON a.source_id = m.linked_source_id AND a.tool_call_id = m.linked_tool_call_id
             WHERE m.session_id != a.session_id GROUP BY m.session_id
         )
-        SELECT i.session_id, coalesce(p.parent_id, s.agent_id, i.session_id) AS group_id, i.n, i.tool_lo, i.tool_hi, i.call_lo
+        SELECT i.session_id, coalesce(p.parent_id, s.agent_id, i.session_id) AS group_id, i.n, i.tool_lo, i.tool_hi, i.call_lo,
+               dc.lo, dc.hi
         FROM ids AS i LEFT JOIN served AS s USING (session_id)
         LEFT JOIN parents AS p ON p.session_id = coalesce(s.agent_id, i.session_id)
+        LEFT JOIN dc USING (session_id)
         """,
-        [*params, *params],
+        [*(params if with_copy else []), *params, *params],
     ).fetchall()
     groups: dict[str, list[_Stored]] = {}
     for row in sessions:
@@ -230,7 +249,13 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
             if m.tool_lo is not None:
                 lo, hi = batch.tool_rowids or (m.tool_lo, m.tool_hi)
                 batch.tool_rowids = (min(lo, m.tool_lo), max(hi, m.tool_hi))
+            if m.copy_lo is not None:
+                lo, hi = batch.call_rowids or (m.copy_lo, m.copy_hi)
+                batch.call_rowids = (min(lo, m.copy_lo), max(hi, m.copy_hi))
         size += n
+    if with_copy:
+        for batch in batches:
+            batch.call_rowids = batch.call_rowids or (0, -1)  # no requests: an empty stretch
     return batches
 
 
@@ -725,21 +750,24 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
     version = steering_cache.rule_version(calls_sql.replace(folded, "folded") + rule)
     cache = steering_cache.check(store, folded, window_params, version)
     cached = ", ".join(f"c.{name}" for name in steering_cache.STEERING_COLUMNS)
+    verdicts = ", ".join(steering_cache.STEERING_COLUMNS)
+    read_back = f"""
+            SELECT t.*, {cached}
+            FROM t JOIN (SELECT * FROM steering_cache WHERE session_id IN (SELECT session_id FROM hits)) AS c
+                 USING (session_id, tool_call_id)"""
+    # Only the branches needed: with every session's verdicts cached (a repeated audit), ``t`` is read
+    # once, and its long texts, which only the rule reads, are never fetched.
+    branches = [f"SELECT * FROM ({rule})"] * bool(cache.misses) + [read_back] * bool(cache.hits)
     tools = fetch_frame(
         store,
         f"""
         WITH t AS ({calls_sql}),
         hits AS (SELECT unnest(?::VARCHAR[]) AS session_id),
         computed AS (SELECT * FROM t WHERE session_id NOT IN (SELECT session_id FROM hits)),
-        steered AS (
-            SELECT * FROM ({rule})
-            UNION ALL BY NAME
-            SELECT t.*, {cached}
-            FROM t JOIN (SELECT * FROM steering_cache WHERE session_id IN (SELECT session_id FROM hits)) AS c
-                 USING (session_id, tool_call_id)
-        )
+        steered AS ({" UNION ALL BY NAME ".join(branches) or f"SELECT * FROM ({rule})"})
         SELECT session_id, tool_call_id, call_hash, _ts AS ts_utc,
-               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt)
+               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt, {verdicts}),
+               {verdicts}  -- in one order, whichever branches ran
         FROM steered
         -- The id last: calls of one line at one instant (parallel tools in one OTel export) keep one order on every run.
         ORDER BY session_id, {_TOOLS_ORDER}

@@ -24,6 +24,10 @@ def fetch_frame(store: Store, sql: str, params: list[Any] | None = None) -> pl.D
     return pl.from_arrow(store.relational.sql(sql, params=params or None).to_arrow_table())  # type: ignore[return-value]
 
 
+# The materialised copy of ``llm_calls_dedup`` (kept by ``dedup_relation``).
+DEDUP_COPY = "llm_calls_dedup_cache"
+
+
 def dedup_relation(store: Store) -> str:
     """Name of a relation holding ``llm_calls_dedup``'s rows, refreshing the materialised copy if stale.
 
@@ -35,14 +39,16 @@ def dedup_relation(store: Store) -> str:
     duck = store.duck
     state = dict(duck.execute("SELECT key, value FROM store_state").fetchall())
     if state["dedup_version"] == state["data_version"]:
-        return "llm_calls_dedup_cache"
+        return DEDUP_COPY
     if store.read_only:
         return "llm_calls_dedup"  # cannot refresh the copy; the view gives the same rows
     with store.transaction():
         duck.execute("DELETE FROM llm_calls_dedup_cache")
-        duck.execute("INSERT INTO llm_calls_dedup_cache SELECT * FROM llm_calls_dedup")
+        # In storage order (a file's requests together, as in llm_calls): a batched audit then reads a
+        # batch's requests from a stretch of the copy (analyze.frames.session_batches).
+        duck.execute("INSERT INTO llm_calls_dedup_cache SELECT * FROM llm_calls_dedup ORDER BY source_id, line_no, call_key")
         duck.execute("UPDATE store_state SET value = ? WHERE key = 'dedup_version'", [state["data_version"]])
-    return "llm_calls_dedup_cache"
+    return DEDUP_COPY
 
 
 def tool_calls_sql(where: str = "TRUE") -> str:
