@@ -38,7 +38,11 @@ SIG_COLUMNS = [f"sig{i}" for i in range(SIG_BINS)]
 
 
 def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
-    t = tools.sort("session_id", "chain_key", "call_idx")
+    # Only the columns read here are sorted by tool (a sort moves every column: the whole frame is forty),
+    # and the results go back onto ``tools`` in its own order by row number.
+    t = tools.select(
+        pl.int_range(pl.len()).alias("_row"), "session_id", "chain_key", "call_idx", "has_result", "steered", *SIG_COLUMNS
+    ).sort("session_id", "chain_key", "call_idx")
     # One integer per (session, tool) stretch of the sorted frame: "k calls back, same tool" compares ints.
     t = t.with_columns(pl.struct("session_id", "chain_key").rle_id().alias("_st"))
     best = pl.lit(0.0)
@@ -52,8 +56,8 @@ def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
         valid = same_tool & pl.col("has_result").shift(k) & pl.col(SIG_COLUMNS[0]).shift(k).is_not_null()
         best = pl.max_horizontal(best, pl.when(valid).then(similarity).otherwise(0.0))
     novelty = pl.when(pl.col("has_result") & pl.col(SIG_COLUMNS[0]).is_not_null()).then(1.0 - best)
-    t = t.with_columns(novelty.alias("novelty"))
-    return _steer_chains(t).drop("_st").sort("session_id", "call_idx")
+    t = _steer_chains(t.with_columns(novelty.alias("novelty")))
+    return tools.with_columns(t.sort("_row").select("novelty", "steer_chain_id", "steer_chain_len"))
 
 
 def _steer_chains(t: pl.DataFrame) -> pl.DataFrame:
@@ -87,7 +91,8 @@ def _with_chain_keys(tools: pl.DataFrame) -> pl.DataFrame:
 
 
 def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOKBACK_CALLS) -> pl.DataFrame:
-    """``tools`` with novelty, run and skeleton-run columns and billed tokens (see the module docstring)."""
+    """``tools`` (in session and call order, as ``analyze.frames.load_frames`` reads them) with novelty, run and
+    skeleton-run columns and billed tokens (see the module docstring), in the same order."""
     if tools.is_empty():
         return tools.with_columns(
             pl.lit(None, pl.String).alias("chain_key"),
@@ -128,13 +133,14 @@ def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOK
     main = main.join(runs, on="run_id", how="left").join(skel_runs, on="skel_run_id", how="left")
     main = main.with_columns((pl.col("_i") - pl.col("_first")).alias("run_pos"))
     # Back onto every call by row number (an integer join; interleaved calls get no run).
-    t = t.join(main.select("_row", "run_id", "run_len", "run_pos", "skel_run_id", "skel_run_len"), on="_row", how="left").drop("_row")
+    t = t.join(main.select("_row", "run_id", "run_len", "run_pos", "skel_run_id", "skel_run_len"), on="_row", how="left",
+               maintain_order="left").drop("_row")
     # The request behind each call (``request_hash``, analyze.frames): integer keys, not (session, turn).
     per_request = t.group_by("request_hash").agg(pl.len().alias("_n"))
     billed = calls.select(
         pl.col("call_hash").alias("request_hash"), (pl.col("input_total_tokens") + pl.col("output_tokens")).alias("_billed"),
         pl.col("cost_usd").alias("_usd"),
     ).unique("request_hash")
-    t = t.join(per_request, on="request_hash", how="left").join(billed, on="request_hash", how="left")
+    t = t.join(per_request, on="request_hash", how="left", maintain_order="left").join(billed, on="request_hash", how="left", maintain_order="left")
     t = t.with_columns((pl.col("_billed") / pl.col("_n")).alias("billed_tokens"), (pl.col("_usd") / pl.col("_n")).alias("billed_usd"))
-    return t.drop("_interleaved", "_n", "_billed", "_usd").sort("session_id", "call_idx")
+    return t.drop("_interleaved", "_n", "_billed", "_usd")
