@@ -90,3 +90,19 @@ def test_a_failed_read_stops_the_audit_with_its_error_and_restores_duckdb_memory
         run_audit(store, save=False, batch_rows=BATCH_ROWS)
     assert len(reads) == 2  # no batch read after the failure
     assert store.duck.execute("SELECT current_setting('memory_limit')").fetchall() == limit
+
+
+def test_batches_are_listed_under_the_memory_cap(store, monkeypatch):
+    """Listing the batches of a large store may rebuild the deduplicated copy of its requests: a big sort."""
+    seen = []
+
+    def listing(*args, **kwargs):
+        seen.append(store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+        return session_batches(*args, **kwargs)
+
+    monkeypatch.setattr(audit, "session_batches", listing)
+    before = store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    run_audit(store, save=False, batch_rows=BATCH_ROWS)
+    capped = store.duck.execute(f"SET memory_limit = '{audit.BATCH_DUCKDB_MEMORY}'; SELECT current_setting('memory_limit')").fetchall()[0][0]
+    store.duck.execute("RESET memory_limit")
+    assert seen == [capped] and capped != before

@@ -140,7 +140,9 @@ def run_audit(
     timings: Counter[str] = Counter()
     stages: Counter[str] = Counter()
     sessions = 0
-    batches = session_batches(store, since, until, batch_rows)
+    # Capped too: on a large store, listing the batches may rebuild the deduplicated copy of the requests.
+    with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY):
+        batches = session_batches(store, since, until, batch_rows)
     plan = batches or [None]  # None: the whole window at once
     if on_progress is not None:
         on_progress(0, len(plan))
