@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from tokaudit.analyze import audit
-from tokaudit.analyze.audit import build_context, run_audit, run_detectors
+from tokaudit.analyze.audit import BATCH_DUCKDB_MEMORY, build_context, capped_duckdb_memory, run_audit, run_detectors
 from tokaudit.analyze.detectors import resolve_params
 from tokaudit.analyze.frames import load_frames, session_batches
 from tokaudit.config import Config
@@ -30,6 +30,10 @@ def store(corpus, db_path):
     with open_store(db_path) as store:
         ingest_paths(store, [corpus / "projects", corpus / "mcp"], workers=1)
         yield store
+
+
+def memory_limit(store):
+    return store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
 
 
 def _key(f):
@@ -76,7 +80,7 @@ def test_the_next_batch_is_read_while_the_detectors_run(store, monkeypatch):
 
 
 def test_a_failed_read_stops_the_audit_with_its_error_and_restores_duckdb_memory(store, monkeypatch):
-    limit = store.duck.execute("SELECT current_setting('memory_limit')").fetchall()
+    limit = memory_limit(store)
     reads = []
 
     def load(*args, **kwargs):
@@ -89,7 +93,7 @@ def test_a_failed_read_stops_the_audit_with_its_error_and_restores_duckdb_memory
     with pytest.raises(OSError, match="disk gone"):
         run_audit(store, save=False, batch_rows=BATCH_ROWS)
     assert len(reads) == 2  # no batch read after the failure
-    assert store.duck.execute("SELECT current_setting('memory_limit')").fetchall() == limit
+    assert memory_limit(store) == limit
 
 
 def test_batches_are_listed_under_the_memory_cap(store, monkeypatch):
@@ -97,12 +101,12 @@ def test_batches_are_listed_under_the_memory_cap(store, monkeypatch):
     seen = []
 
     def listing(*args, **kwargs):
-        seen.append(store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+        seen.append(memory_limit(store))
         return session_batches(*args, **kwargs)
 
     monkeypatch.setattr(audit, "session_batches", listing)
-    before = store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    before = memory_limit(store)
     run_audit(store, save=False, batch_rows=BATCH_ROWS)
-    capped = store.duck.execute(f"SET memory_limit = '{audit.BATCH_DUCKDB_MEMORY}'; SELECT current_setting('memory_limit')").fetchall()[0][0]
-    store.duck.execute("RESET memory_limit")
+    with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY):
+        capped = memory_limit(store)
     assert seen == [capped] and capped != before

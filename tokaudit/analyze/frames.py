@@ -105,8 +105,8 @@ def load_frames(
         # The row range lets DuckDB skip the row groups of other batches' tool calls (the widest table).
         lo, hi = batch.tool_rowids or (0, -1)
         tool_window, tool_params = f"t.rowid BETWEEN ? AND ? AND {window}", [lo, hi, *window_params]
-        # Likewise for the requests, when they are read from the copy whose row ids the batch holds.
-        if batch.call_rowids is not None and dedup_relation(store) == DEDUP_COPY:
+        # Likewise for the requests, when the batch holds their row ids in the deduplicated copy.
+        if batch.call_rowids is not None:
             lo, hi = batch.call_rowids
             call_window, call_params = f"rowid BETWEEN ? AND ? AND {window}", [lo, hi, *window_params]
     events = fetch_frame(store, f"SELECT * EXCLUDE (source_id) FROM session_events WHERE {window}", window_params)
@@ -162,14 +162,13 @@ class _Stored(NamedTuple):
     tool_lo: int | None  # first and last row id of its tool calls
     tool_hi: int | None
     call_lo: int | None  # first row id of its requests
-    copy_lo: int | None  # first and last row id of its requests in the deduplicated copy
-    copy_hi: int | None
 
 
 @dataclass
 class SessionBatch:
     """Sessions audited together, and the row ids their tool calls span (None: no tool calls) and their
-    requests span in the deduplicated copy of ``llm_calls`` (None: not known, read all of it)."""
+    requests span in the deduplicated copy of ``llm_calls`` (None: not known, read all of it) — valid while
+    the store is unchanged, as it is while an audit holds it."""
 
     sessions: list[str]
     tool_rowids: tuple[int, int] | None
@@ -197,14 +196,13 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
     # Where each session's requests sit in the deduplicated copy (stored a file at a time, as llm_calls is),
     # for the batch to read a stretch of it; a read-only store with a stale copy reads the view instead.
     with_copy = dedup_relation(store) == DEDUP_COPY
-    copy = (
-        f"SELECT session_id, min(rowid) AS lo, max(rowid) AS hi FROM {DEDUP_COPY} WHERE {window} GROUP BY session_id"
-        if with_copy else "SELECT NULL::VARCHAR AS session_id, NULL::BIGINT AS lo, NULL::BIGINT AS hi"
-    )
+    copy_span: dict[str, tuple[int, int]] = {}
+    if with_copy:
+        spans = store.duck.execute(f"SELECT session_id, min(rowid), max(rowid) FROM {DEDUP_COPY} WHERE {window} GROUP BY session_id", params)
+        copy_span = {session_id: (lo, hi) for session_id, lo, hi in spans.fetchall()}
     sessions = store.duck.execute(
         f"""
-        WITH dc AS ({copy}),
-        tc AS (SELECT session_id, count(*) AS n, min(rowid) AS lo, max(rowid) AS hi FROM tool_calls WHERE {window} GROUP BY session_id),
+        WITH tc AS (SELECT session_id, count(*) AS n, min(rowid) AS lo, max(rowid) AS hi FROM tool_calls WHERE {window} GROUP BY session_id),
         lc AS (SELECT session_id, count(*) AS n, min(rowid) AS lo FROM llm_calls WHERE {window} GROUP BY session_id),
         ids AS (
             SELECT session_id, coalesce(tc.n, 0) + coalesce(lc.n, 0) AS n, tc.lo AS tool_lo, tc.hi AS tool_hi, lc.lo AS call_lo
@@ -217,13 +215,11 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
             JOIN tool_calls AS a ON a.source_id = m.linked_source_id AND a.tool_call_id = m.linked_tool_call_id
             WHERE m.session_id != a.session_id GROUP BY m.session_id
         )
-        SELECT i.session_id, coalesce(p.parent_id, s.agent_id, i.session_id) AS group_id, i.n, i.tool_lo, i.tool_hi, i.call_lo,
-               dc.lo, dc.hi
+        SELECT i.session_id, coalesce(p.parent_id, s.agent_id, i.session_id) AS group_id, i.n, i.tool_lo, i.tool_hi, i.call_lo
         FROM ids AS i LEFT JOIN served AS s USING (session_id)
         LEFT JOIN parents AS p ON p.session_id = coalesce(s.agent_id, i.session_id)
-        LEFT JOIN dc USING (session_id)
         """,
-        [*(params if with_copy else []), *params, *params],
+        [*params, *params],
     ).fetchall()
     groups: dict[str, list[_Stored]] = {}
     for row in sessions:
@@ -249,9 +245,10 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
             if m.tool_lo is not None:
                 lo, hi = batch.tool_rowids or (m.tool_lo, m.tool_hi)
                 batch.tool_rowids = (min(lo, m.tool_lo), max(hi, m.tool_hi))
-            if m.copy_lo is not None:
-                lo, hi = batch.call_rowids or (m.copy_lo, m.copy_hi)
-                batch.call_rowids = (min(lo, m.copy_lo), max(hi, m.copy_hi))
+            span = copy_span.get(m.session_id)
+            if span is not None:
+                lo, hi = batch.call_rowids or span
+                batch.call_rowids = (min(lo, span[0]), max(hi, span[1]))
         size += n
     if with_copy:
         for batch in batches:
@@ -757,14 +754,14 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                  USING (session_id, tool_call_id)"""
     # Only the branches needed: with every session's verdicts cached (a repeated audit), ``t`` is read
     # once, and its long texts, which only the rule reads, are never fetched.
-    branches = [f"SELECT * FROM ({rule})"] * bool(cache.misses) + [read_back] * bool(cache.hits)
+    branches = ([f"SELECT * FROM ({rule})"] if cache.misses or not cache.hits else []) + ([read_back] if cache.hits else [])
     tools = fetch_frame(
         store,
         f"""
         WITH t AS ({calls_sql}),
         hits AS (SELECT unnest(?::VARCHAR[]) AS session_id),
         computed AS (SELECT * FROM t WHERE session_id NOT IN (SELECT session_id FROM hits)),
-        steered AS ({" UNION ALL BY NAME ".join(branches) or f"SELECT * FROM ({rule})"})
+        steered AS ({" UNION ALL BY NAME ".join(branches)})
         SELECT session_id, tool_call_id, call_hash, _ts AS ts_utc,
                * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt, {verdicts}),
                {verdicts}  -- in one order, whichever branches ran
