@@ -1117,6 +1117,41 @@ def test_cap_hits_and_failure_spend():
     assert [f for f in by(findings, "failure_spend", failing.session_id) if f.metric == "repeated_failures"]
 
 
+def _failing(session_id, tool, args, failures, error="upstream 503 (warming), retry-after 2s"):
+    """A session calling ``tool`` ``failures`` times with errors (``args(i)`` for the i-th call), then once more with success."""
+    s = Session(session_id)
+    s.turn(tools=[("Read", '{"file_path":"/src/app.py"}', "def main(): ...")])
+    for i in range(failures):
+        s.turn(tools=[(tool, args(i), error)])
+    s.turn(tools=[(tool, args(failures), '{"value": "a1b2c3", "version": 7}')])
+    for t in s.tools[1:-1]:
+        t["is_error"] = True
+    s.turn(stop_reason="end_turn")
+    return s
+
+
+def test_a_failure_storm_of_an_mcp_tool_is_an_economic_dos_without_any_cost_gate():
+    """Dozens of identical failing calls of a server ("503 warming" until it relents) are a storm, however cheap
+    each error; a few retries, a batch failing on different ids, or the agent's own test run failing are not."""
+    storm = _failing("claude-code:storm", "flags/get_flags", lambda i: '{"env":"prod"}', 25)
+    # The model narrating each call in an argument of its own: new words every time, the same call.
+    narrated = _failing("claude-code:narrated", "flags/get_flags",
+                        lambda i: f'{{"explanation":"Attempt {["one", "two", "three"][i % 3]} of reading the {["prod", "live", "main"][i // 3 % 3]} flags for issue {i}","env":"prod"}}', 25)
+    retries = _failing("claude-code:retries", "flags/get_flags", lambda i: '{"env":"prod"}', 4)
+    batch = _failing("claude-code:batch", "tracker/get_issue", lambda i: f'{{"id":"ISS-{1000 + 7 * i}"}}', 25, error="404 not found")
+    own = _failing("claude-code:own", "Bash", lambda i: '{"command":"pytest -x"}', 25, error="1 failed")
+    findings = audit(*benign(30), storm, narrated, retries, batch, own)
+    for loud in (storm, narrated):
+        (verdict,) = by(findings, "economic_dos", loud.session_id)
+        assert verdict.evidence["reasons"] == ["failure storm"] and verdict.tool_key == "flags/get_flags"
+        assert verdict.evidence["fire_turn"] == 8  # the eighth failure (turn 0 is the file read)
+    (d9,) = [f for f in by(findings, "failure_spend", storm.session_id) if f.metric == "repeated_failures"]
+    assert d9.evidence["storm"] and d9.value == d9.evidence["same_args"] == 25 and "same arguments" in d9.explanation and d9.excess_usd > 0
+    for quiet in (retries, batch, own):
+        assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id
+        assert not any(f.evidence.get("storm") for f in by(findings, "failure_spend", quiet.session_id)), quiet.session_id
+
+
 def test_failure_spend_counts_a_sessions_own_errors_only():
     """Tokens go to failure from a tool's error to its next success in the same session: a session whose calls all
     succeeded spent nothing on failure, however many errors other sessions had."""

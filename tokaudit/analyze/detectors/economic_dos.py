@@ -8,6 +8,8 @@ A session is flagged when:
   server worded its rejections) ran in it — all specific enough to stand alone (a queue
   consumer acking each message's receipt, one small template under new values, has a loop's
   shape too: a known false positive, which calibrating the loop length on benign sessions moves);
+* a failure storm (D9 evidence ``storm``): an MCP tool failing again and again on the same
+  arguments, far past the few retries a transient error earns — cheap errors, so no cost gate;
 * a steered loop whose calls carried the model's own new writing (D5 ``writes``: a scratchpad server
   echoing the count of the thoughts sent to it has a loop's shape) with the session costing at least
   ``min_cost_ratio`` × its cohort median;
@@ -161,6 +163,8 @@ def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool
         kind = f.metric in SPONGE_METRICS and not (estimated and f.metric == "result_size_vs_tool_median")
     elif f.detector == "cache_miss_spend":
         kind = f.metric == STALL_METRIC
+    elif f.detector == "failure_spend":
+        kind = bool(f.evidence.get("storm"))
     else:
         kind = f.detector in STRUCTURAL
     # A chain of the agent's own tools alone (a cycle of read, edit, test; a long file read) is coding
@@ -186,9 +190,10 @@ def _drip_only(f: Finding) -> bool:
     return f.detector == "continuation_loop" and not f.evidence.get("repetitive", True) and bool(f.evidence.get("drip"))
 
 
-def _fire_turn(structural: list[Finding], found: list[Finding]) -> int | None:
-    """The earliest turn at which the evidence was complete (for latency: turns after an attack's onset)."""
-    turns = [f.evidence.get("fire_turn") for f in structural] or [f.first_turn for f in found]
+def _fire_turn(convicting: list[Finding], found: list[Finding]) -> int | None:
+    """The earliest turn at which the evidence was complete (for latency: turns after an attack's onset).
+    ``convicting``: the findings the verdict rests on (supporting evidence alone convicts nothing)."""
+    turns = [f.evidence.get("fire_turn") for f in convicting] or [f.first_turn for f in found]
     turns = [t for t in turns if t is not None]
     return min(turns) if turns else None
 
@@ -228,12 +233,13 @@ def detect(context: Context, params: Params) -> list[Finding]:
             f for f in structural
             if (f.detector in STRONG and (not f.evidence.get("light_args") or f.value >= params.min_light_cycle_repetitions)
                 and not _drip_only(f) and not f.evidence.get("writes"))
-            or f.evidence.get("repair")
+            or f.evidence.get("repair") or f.evidence.get("storm")
         ]
         reasons = []
         if strong:
             loops = [f for f in strong if f.detector == "continuation_loop"]
-            reasons.append("repair loop" if all(f.evidence.get("repair") for f in strong) else "cycle" if not loops
+            reasons.append("repair loop" if all(f.evidence.get("repair") for f in strong)
+                           else "failure storm" if all(f.evidence.get("storm") for f in strong) else "cycle" if not loops
                            else "steered loop" if any(f.evidence.get("repetitive", True) for f in loops) else "long steered chain")
         elif ratio is not None and (
             any(not _weak(f, params) for f in structural) and ratio >= params.min_cost_ratio
@@ -292,13 +298,14 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 detector=NAME, severity=severity, session_id=session_id,
                 first_turn=min(turns) if turns else None, last_turn=max(turns) if turns else None,
                 metric="cost_ratio", value=ratio if ratio is not None else 0.0,
-                threshold=("D5, D15 or a D6 repair loop" + (f" (a long D5 chain of new content: cost ≥ {params.min_long_chain_cost_ratio}× cohort median)"
+                threshold=("D5, D15, a D6 repair loop or a D9 failure storm" + (f" (a long D5 chain of new content: cost ≥ {params.min_long_chain_cost_ratio}× cohort median)"
                                           if params.long_chain_verdict else "") + "; another "
                            f"chain detector with cost ≥ {params.min_cost_ratio}× cohort median; D1; D10; or D12 with D8"),
                 excess_tokens=max((f.excess_tokens or 0 for f in found), default=None),
                 excess_usd=max((f.excess_usd for f in found if f.excess_usd is not None), default=None),
                 explanation=" ".join(parts), tool_key=tool,
-                evidence={"detectors": sorted(names), "reasons": reasons, "fire_turn": _fire_turn(structural, found)},
+                evidence={"detectors": sorted(names), "reasons": reasons, "fire_turn": _fire_turn(
+                    strong or [f for f in structural if f.detector not in SUPPORTING], found)},
             )
         )
     return out
