@@ -73,6 +73,7 @@ from tokaudit.simulate.templates import (
     SPONGE,
     SURFACE,
     TEMPLATE_FAMILIES,
+    TRANSIENT,
     json_notice,
     render,
 )  # fmt: skip
@@ -936,6 +937,39 @@ def _looptrap_chain(sim: Sim, agent: Agent, sc: Scenario, task: Task, k: dict[st
     return {"chain_calls": T}
 
 
+# A storm starts where the retries a transient error earns end (benign ``retry`` sessions fail up to four times;
+# agent frameworks' own guards stop identical calls at three to five).
+STORM_LENGTHS = (5, 10, 20, 40)
+
+
+def _storm_knobs(r: random.Random) -> dict[str, Any]:
+    return _attack_knobs(r, "transient", STORM_LENGTHS, unused=("json_envelope",))
+
+
+def build_storm(sim: Sim, streams: Streams, k: dict[str, Any], attack: bool) -> dict[str, Any]:
+    sc = _scenario(k["scenario"])
+    sim.connect(sc.server, server_tools(sc.server))
+    return _chain_task(sim, streams, k, attack, sc, _storm_chain)
+
+
+def _storm_chain(sim: Sim, agent: Agent, sc: Scenario, task: Task, k: dict[str, Any]) -> dict[str, Any]:
+    """The same call answered with a transient error ``chain_length`` times, then with the payload: each retry
+    re-sends the whole context, and no result carries a counter or a cursor to follow."""
+    rng = agent.rng
+    T = k["chain_length"]
+    tmpl = TRANSIENT[k["template_family"]][k["stealth"]]
+    job, pct = ri(rng, 1000, 99_999), ri(rng, 5, 40)
+    sim.phase = "attack"
+    for t in range(1, T + 1):
+        pct = min(99, pct + ri(rng, 0, 3))
+        text = render(tmpl, t=t, tool=sc.tool, noun=sc.noun, ms=ri(rng, 200, 5000), pct=pct, r=ri(rng, 1, 6), job=job, left=ri(rng, 1, 40))
+        _chain_request(agent, agent.mcp(sc.server, sc.tool, task.args, text, is_error=True, duration_ms=_latency(rng, k)))
+        _interleave(agent, k)
+    _chain_request(agent, agent.mcp(sc.server, sc.tool, task.args, task.payload, duration_ms=_latency(rng, k)))
+    sim.phase = "benign"
+    return {"chain_calls": T + 1}
+
+
 def apply_overrides(family: Family, knobs: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
     """Knobs with ``overrides`` applied to the keys this family has (sweeps, adaptive search).
 
@@ -982,5 +1016,7 @@ FAMILIES: dict[str, Family] = {
         Family("rug_pull", "attack", 0.12, _rug_knobs, build_rug_pull, template_kind="surface",
                description="tools/list changes mid-session: bloated descriptions, hidden instructions, shadow calls"),
         Family("looptrap", "attack", 0.14, _looptrap_knobs, build_looptrap, template_kind="coverage", description="'coverage 60%' cues, scope after scope"),
+        Family("failure_storm", "attack", 0.10, _storm_knobs, build_storm, template_kind="transient",
+               description="the same call failing with a transient error (503 warming, lock held) again and again"),
     )
 }
