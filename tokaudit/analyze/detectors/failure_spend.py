@@ -9,8 +9,8 @@ argument skeleton) fails ``min_repeats`` times. Catches REPAIR loops reported as
 errors, 429/5xx storms and broken tools. False positives: flaky test suites.
 
 A failure storm (evidence ``storm``): an MCP tool failing ``min_storm_failures`` times or more with
-the same arguments (evidence ``same_args``: the most of them; a narration sentence the model writes
-anew in each call aside) — a server answering
+the same arguments in one streak, no success of the tool in between (evidence ``same_args``: the most
+of them; a narration sentence the model writes anew in each call aside) — a server answering
 "503 warming", "lock held", "replica lag" until the agent has re-sent its whole context dozens of
 times, however cheap each error looks. Agents retry a transient error a few times (framework loop
 guards stop identical calls at 3–5); a batch of lookups failing on different ids is no storm.
@@ -76,15 +76,18 @@ def detect(context: Context, params: Params) -> list[Finding]:
         )
         for s in per.iter_rows(named=True)
     ]
-    # The largest set of identical calls in each skeleton's failures, and when its ``min_storm_failures``-th
-    # failure came. Identical: the same arguments, or the same but for one sentence (a narration of the call the
-    # model writes anew each time, ``unnarrated_hashes``); a call counts once under each of its keys.
+    # The largest set of identical calls failing in one streak (no success of the tool between them) in each
+    # skeleton's failures, and when its ``min_storm_failures``-th failure came. Identical: the same arguments, or
+    # the same but for one sentence (a narration of the call the model writes anew each time,
+    # ``unnarrated_hashes``); a call counts once under each of its keys.
     keys = pl.concat_list(pl.col("args_hash"), pl.col("unnarrated_hashes").fill_null([])).list.unique()
+    streak = (~pl.col("is_error")).cum_sum().over("session_id", "tool_key").alias("_streak")
     same = (
-        failing.select("session_id", "tool_key", "skel_hash", "turn", keys.alias("_key")).explode("_key")
-        .group_by("session_id", "tool_key", "skel_hash", "_key").agg(pl.len().alias("same_args"), fire_turn(params.min_storm_failures))
+        t.with_columns(streak).filter(pl.col("is_error"))
+        .select("session_id", "tool_key", "skel_hash", "_streak", "turn", keys.alias("_key")).explode("_key")
+        .group_by("session_id", "tool_key", "skel_hash", "_streak", "_key").agg(pl.len().alias("same_args"), fire_turn(params.min_storm_failures))
         .sort("same_args", "fire_turn", descending=[True, False]).unique(["session_id", "tool_key", "skel_hash"], keep="first")
-        .drop("_key")
+        .drop("_streak", "_key")
     )  # fmt: skip
     repeats = failing.group_by("session_id", "tool_key", "skel_hash").agg(
         pl.len().alias("n"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
@@ -97,7 +100,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         explanation = f"The same call to {r['tool_key']!r} (one argument skeleton) failed {r['n']} times"
         if storm:
             explanation += (
-                f", {r['same_args']} of them with the same arguments: a failure storm. Each retry re-sent the whole "
+                f", {r['same_args']} of them in a row with the same arguments: a failure storm. Each retry re-sent the whole "
                 f"context ({int(r['tokens'] or 0):,} tokens over the failed calls); a server that answers with transient "
                 "errors on purpose makes an agent pay this without any loop in its results"
             )
