@@ -97,7 +97,7 @@ def _skeleton(args: str) -> str:
 def _with_steering(tools: pl.DataFrame) -> pl.DataFrame:
     """The ``steered`` flag by the store's own rule (``analyze.frames.steering_sql``), run by DuckDB."""
     con = duckdb.connect()
-    con.register("t", tools.select("tool_call_id", "session_id", "tool_key", "call_idx", "args_bytes", "_args_values", "_skeleton", "_excerpt").to_arrow())
+    con.register("t", tools.select("tool_call_id", "session_id", "tool_key", "call_idx", "args_bytes", "args_hash", "_args_values", "_skeleton", "_excerpt").to_arrow())
     flags = con.sql(
         "SELECT tool_call_id, shape_hash, values_hash, unnarrated_hashes, steered, alias_steered, authored, resent FROM ("
         + steering_sql("(SELECT *, _args_values AS args_values, _skeleton AS args_skeleton, _excerpt AS result_excerpt FROM t)", "call_idx")

@@ -1117,27 +1117,29 @@ def test_cap_hits_and_failure_spend():
     assert [f for f in by(findings, "failure_spend", failing.session_id) if f.metric == "repeated_failures"]
 
 
-def _failing(session_id, tool, args, failures, error="upstream 503 (warming), retry-after 2s"):
-    """A session calling ``tool`` ``failures`` times with errors (``args(i)`` for the i-th call), then once more with success."""
+def _failing(session_id, tool, args, failures, error="upstream 503 (warming), retry-after 2s", bursts=1):
+    """A session calling ``tool`` ``failures`` times with errors (``args(i)`` for the i-th call), then once more with
+    success — ``bursts`` times over."""
     s = Session(session_id)
     s.turn(tools=[("Read", '{"file_path":"/src/app.py"}', "def main(): ...")])
-    for i in range(failures):
-        s.turn(tools=[(tool, args(i), error)])
-    s.turn(tools=[(tool, args(failures), '{"value": "a1b2c3", "version": 7}')])
-    for t in s.tools[1:-1]:
-        t["is_error"] = True
+    for _ in range(bursts):
+        for i in range(failures):
+            s.turn(tools=[(tool, args(i), error)])
+            s.tools[-1]["is_error"] = True
+        s.turn(tools=[(tool, args(failures), '{"value": "a1b2c3", "version": 7}')])
     s.turn(stop_reason="end_turn")
     return s
 
 
 def test_a_failure_storm_of_an_mcp_tool_is_an_economic_dos_without_any_cost_gate():
     """Dozens of identical failing calls of a server ("503 warming" until it relents) are a storm, however cheap
-    each error; a few retries, a batch failing on different ids, or the agent's own test run failing are not."""
+    each error; a few retries (even of the same call again later in the session), a batch failing on different ids,
+    or the agent's own test run failing are not."""
     storm = _failing("claude-code:storm", "flags/get_flags", lambda i: '{"env":"prod"}', 25)
     # The model narrating each call in an argument of its own: new words every time, the same call.
     narrated = _failing("claude-code:narrated", "flags/get_flags",
                         lambda i: f'{{"explanation":"Attempt {["one", "two", "three"][i % 3]} of reading the {["prod", "live", "main"][i // 3 % 3]} flags for issue {i}","env":"prod"}}', 25)
-    retries = _failing("claude-code:retries", "flags/get_flags", lambda i: '{"env":"prod"}', 4)
+    retries = _failing("claude-code:retries", "flags/get_flags", lambda i: '{"env":"prod"}', 4, bursts=5)
     batch = _failing("claude-code:batch", "tracker/get_issue", lambda i: f'{{"id":"ISS-{1000 + 7 * i}"}}', 25, error="404 not found")
     own = _failing("claude-code:own", "Bash", lambda i: '{"command":"pytest -x"}', 25, error="1 failed")
     findings = audit(*benign(30), storm, narrated, retries, batch, own)
@@ -1392,6 +1394,29 @@ def test_a_page_written_section_by_section_through_a_whole_body_tool_is_no_repai
     assert not by(findings, "economic_dos", page.session_id)
     (verdict,) = by(findings, "economic_dos", rejected.session_id)
     assert verdict.evidence["reasons"] == ["repair loop"]
+
+
+def test_a_file_written_whole_with_a_fix_in_its_middle_between_test_runs_is_editing():
+    """The filesystem server's write_file takes the whole file: fixing one function in its middle, then running the
+    tests, round after round, sends a text whose head and tail never change. Its exact arguments do: no repair
+    loop, no cycle, no verdict. Sending the very same file again and again between the same test runs still is a
+    cycle re-sending one call through the server."""
+    functions = [f"def f{k}(x):\n    return x * {k} + {k % 7}\n" for k in range(60)]
+    edits, resends = Session("claude-code:write-fix-test"), Session("claude-code:write-same-test")
+    for k in range(6):
+        functions[20 + k] = f"def f{20 + k}(x):\n    return x * {20 + k} - {k}  # fix {k}\n"
+        for s, content in ((edits, "".join(functions)), (resends, "".join(functions[:20] + functions[26:]))):
+            body = json.dumps({"path": "/home/dev/calc/calc.py", "content": content})
+            s.turn(tools=[("filesystem/write_file", body, "Successfully wrote to /home/dev/calc/calc.py")], output_tokens=len(body) // 4)
+            s.turn(tools=[("Bash", '{"command":"python -m pytest -q tests/test_calc.py"}', "1 failed, 5 passed")])
+    for s in (edits, resends):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30, turns=12), edits, resends)
+    assert not [f for f in by(findings, "argument_inflation", edits.session_id) if f.evidence["repair"]]
+    assert not by(findings, "cycles", edits.session_id)
+    assert not by(findings, "economic_dos", edits.session_id)
+    assert by(findings, "cycles", resends.session_id)
+    assert by(findings, "economic_dos", resends.session_id)
 
 
 def test_a_server_making_the_model_re_read_large_local_files_is_a_verdict_and_re_reads_after_edits_are_not():

@@ -51,9 +51,9 @@ def test_steering_sql_adds_exactly_the_cached_columns():
     duck = duckdb.connect()
     duck.execute(
         "CREATE TABLE c AS SELECT 's' AS session_id, 'x' AS tool_call_id, 'a/b' AS tool_key, '{}' AS args_skeleton, "
-        "['v'] AS args_values, 3 AS args_bytes, 'r' AS result_excerpt, 1 AS n"
+        "['v'] AS args_values, 3 AS args_bytes, 7 AS args_hash, 'r' AS result_excerpt, 1 AS n"
     )
-    added = [d[0] for d in duck.execute(steering_sql("c", "n")).description][8:]
+    added = [d[0] for d in duck.execute(steering_sql("c", "n")).description][9:]
     assert sorted(added) == sorted(steering_cache.STEERING_COLUMNS)
 
 

@@ -23,12 +23,13 @@ quote afterwards (``analyze.audit``).
   ``result_compress_ratio`` (how repetitive a result of 2 KiB or more is; NULL for smaller ones),
   ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``),
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
-  a call re-sent with a draft grown at its end), ``unnarrated_hashes`` (per sentence beside other
+  a call re-sent with a draft grown at its end, not for one whose long text changed in its middle),
+  ``unnarrated_hashes`` (per sentence beside other
   values of an MCP call, the hash of the values without it: two calls sharing one differ in that
   sentence alone — a narration of the call), ``steered`` (the arguments changed only in ways the
   previous call of the same tool and shape and its result dictated: a counter going up, a value
   copied from the result — ``steering_sql``), ``resent`` (an MCP call re-sending its tool's previous call's
-  values, whole or grown).
+  values, whole or grown — not changed in the middle of a long text, which its exact arguments tell).
 * ``sessions`` — per session: agent, task label, outcome, model, request and
   tool-call counts, tokens, cost.
 * ``tool_defs`` and ``events`` as stored.
@@ -574,10 +575,17 @@ HEADS = "list_transform({v}, lambda h: " + HEAD.format(v="h") + ")"
 RESENT_SHARE = 0.8
 WRITTEN_ON_BYTES = 400
 _PREV_LONG = f"list_filter(_any_values, lambda x: length(x) > {MAX_ARG_VALUE_CHARS} AND regexp_matches(x, '\\s'))"
+# A narration is a sentence (tens of words); a call's only long value (cut to its head and tail at
+# MAX_ARG_VALUE_CHARS) with more than this many bytes of the call to itself is a document: a file written
+# whole, a draft — text the call is for.
+NARRATION_MAX_BYTES = 1024
+_BULK_TEXT = (f"(length({{v}}) > {MAX_ARG_VALUE_CHARS} AND len(list_filter(args_values, lambda x: length(x) > {MAX_ARG_VALUE_CHARS})) = 1 "
+              f"AND args_bytes - {MAX_ARG_VALUE_CHARS} * (len(args_values) - 1) > {NARRATION_MAX_BYTES})")
 _NOT_WRITTEN_ON = f"coalesce(args_bytes < _any_args_bytes + {WRITTEN_ON_BYTES}, true)"
 RESENT_SQL = f"""CASE WHEN NOT _mcp OR _any_values IS NULL OR len(args_values) = 0 THEN false
-    -- The same values: the same call again, unless a long text, kept by its head and tail, grew in the middle.
-    WHEN args_values = _any_values THEN {_NOT_WRITTEN_ON}
+    -- The same values: the same call again, unless a long text, kept by its head and tail, grew in the middle
+    -- or changed there (the exact arguments differ: a whole file written again with a line fixed is an edit).
+    WHEN args_values = _any_values THEN coalesce(args_hash = _any_args_hash, true) AND {_NOT_WRITTEN_ON}
     WHEN len({_PREV_LONG}) > 0 AND list_has_all({HEADS.format(v="args_values")}, {HEADS.format(v=_PREV_LONG)}) THEN {_NOT_WRITTEN_ON}
     ELSE len(list_filter(list_distinct(args_values), lambda x: list_contains(_any_values, x)))
          >= {RESENT_SHARE} * len(list_distinct(args_values)) END"""
@@ -607,8 +615,8 @@ def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "arg
 
 
 def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
-    """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values, args_bytes and
-    result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered``, ``alias_steered``,
+    """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values, args_bytes, args_hash (of
+    the exact arguments) and result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered``, ``alias_steered``,
     ``authored`` (``AUTHORED_SQL``) and ``resent`` (``RESENT_SQL``), calls ordered by ``order_by``.
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
@@ -640,7 +648,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
             SELECT *, lag(args_values) OVER same_shape AS _prev_values, lag(args_values, 2) OVER same_shape AS _prev2_values,
                    lag(result_excerpt) OVER same_shape AS _prev_excerpt,
                    lag(args_values) OVER same_tool AS _any_values, lag(result_excerpt) OVER same_tool AS _any_excerpt,
-                   lag(args_bytes) OVER same_tool AS _any_args_bytes,
+                   lag(args_bytes) OVER same_tool AS _any_args_bytes, lag(args_hash) OVER same_tool AS _any_args_hash,
                    lag(shape_hash) OVER same_tool AS _any_shape,
                    lag(_meter) OVER same_shape AS _prev_meter, lag(result_excerpt) OVER same_session AS _last_excerpt,
                    -- The session's previous call and the one before (another tool of the same server, maybe).
@@ -693,15 +701,20 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                         THEN coalesce({alias}, false) ELSE false END AS alias_steered
             FROM g
         )
-        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_args_bytes, _any_shape, _meter, _prev_meter,
+        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_args_bytes, _any_args_hash, _any_shape, _meter, _prev_meter,
                           _last_excerpt, _last3_tool, _last3_values, _mcp, _server, _own_values,
                           _insert_at, _grown_values, _steered_here, _server_shape, _last_tool, _last_server_shape, _last_values,
                           _last2_server_shape, _last2_values, _last2_tool, _last2_excerpt, _alias_at, _alias_values, _alias_excerpt,
                           _alias2_values),
-               hash({HEADS.format(v="args_values")}) AS values_hash,
-               -- For each sentence beside other values of an MCP call, the hash of the values without it.
+               -- A long text changed out of sight (its head and tail kept, the exact arguments not) is new
+               -- values: a whole file written again with a line fixed in its middle.
+               CASE WHEN args_values = _any_values AND args_hash != _any_args_hash THEN hash({HEADS.format(v="args_values")}, args_hash)
+                    ELSE hash({HEADS.format(v="args_values")}) END AS values_hash,
+               -- For each sentence beside other values of an MCP call, the hash of the values without it. A
+               -- call's only long value that makes its bulk is a document, not a narration ({_BULK_TEXT}).
                CASE WHEN len(args_values) > 1 AND _mcp THEN list_transform(
-                        list_filter(range(1, len(args_values) + 1), lambda j: {_narration_sql('args_values[j]')}),
+                        list_filter(range(1, len(args_values) + 1),
+                                    lambda j: {_narration_sql('args_values[j]')} AND NOT {_BULK_TEXT.format(v='args_values[j]')}),
                         lambda j: hash(list_transform(range(1, len(args_values) + 1),
                                                       lambda i: CASE WHEN i = j THEN '' ELSE {HEAD.format(v="args_values[i]")} END)))
                     ELSE [] END AS unnarrated_hashes,

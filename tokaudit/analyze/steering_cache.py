@@ -31,7 +31,7 @@ STEERING_COLUMNS = ("shape_hash", "values_hash", "unnarrated_hashes", "steered",
 # Every column of a folded tool call that the rule reads, directly or through what
 # analyze.frames._tools derives from it (the tool key, the call's order, MCP or not).
 _INPUTS = ("tool_call_id, ts_utc, result_ts_utc, line_no, tool_name, tool_kind, mcp_server, mcp_tool, args_values, args_skeleton, "
-           "args_bytes, result_excerpt")
+           "args_bytes, args_sha256, result_excerpt")
 
 
 def rule_version(rule_sql: str) -> int:
