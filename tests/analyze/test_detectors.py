@@ -1136,9 +1136,9 @@ def test_a_failure_storm_of_an_mcp_tool_is_an_economic_dos_without_any_cost_gate
     each error; a few retries (even of the same call again later in the session), a batch failing on different ids,
     or the agent's own test run failing are not."""
     storm = _failing("claude-code:storm", "flags/get_flags", lambda i: '{"env":"prod"}', 25)
-    # The model narrating each call in an argument of its own: new words every time, the same call.
+    # The model narrating each call in an argument of its own: new words every time, of two lengths (two skeletons).
     narrated = _failing("claude-code:narrated", "flags/get_flags",
-                        lambda i: f'{{"explanation":"Attempt {["one", "two", "three"][i % 3]} of reading the {["prod", "live", "main"][i // 3 % 3]} flags for issue {i}","env":"prod"}}', 25)
+                        lambda i: f'{{"explanation":"Attempt {["one", "two", "three"][i % 3]} of reading the {["prod", "live", "main"][i // 3 % 3]} flags{" once more, as the server is still warming up" * (i % 2)}","env":"prod"}}', 25)
     retries = _failing("claude-code:retries", "flags/get_flags", lambda i: '{"env":"prod"}', 4, bursts=5)
     batch = _failing("claude-code:batch", "tracker/get_issue", lambda i: f'{{"id":"ISS-{1000 + 7 * i}"}}', 25, error="404 not found")
     own = _failing("claude-code:own", "Bash", lambda i: '{"command":"pytest -x"}', 25, error="1 failed")
@@ -1147,11 +1147,12 @@ def test_a_failure_storm_of_an_mcp_tool_is_an_economic_dos_without_any_cost_gate
         (verdict,) = by(findings, "economic_dos", loud.session_id)
         assert verdict.evidence["reasons"] == ["failure storm"] and verdict.tool_key == "flags/get_flags"
         assert verdict.evidence["fire_turn"] == 8  # the eighth failure (turn 0 is the file read)
-    (d9,) = [f for f in by(findings, "failure_spend", storm.session_id) if f.metric == "repeated_failures"]
-    assert d9.evidence["storm"] and d9.value == d9.evidence["same_args"] == 25 and "same arguments" in d9.explanation and d9.excess_usd > 0
+    for loud in (storm, narrated):
+        (d9,) = [f for f in by(findings, "failure_spend", loud.session_id) if f.metric == "failure_storm"]
+        assert d9.value == d9.evidence["calls"] == 25 and "in a row on the same arguments" in d9.explanation and d9.excess_usd > 0
     for quiet in (retries, batch, own):
         assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id
-        assert not any(f.evidence.get("storm") for f in by(findings, "failure_spend", quiet.session_id)), quiet.session_id
+        assert not [f for f in by(findings, "failure_spend", quiet.session_id) if f.metric == "failure_storm"], quiet.session_id
 
 
 def test_failure_spend_counts_a_sessions_own_errors_only():

@@ -46,8 +46,7 @@ KNOBS = (
     Knob("argument_inflation", "min_args_tokens", {"min_args_tokens": 1}, "value", True),
     # Identical failing calls of an MCP tool: benign retries after a 429/503 stop at a few; never below the
     # exact-repeat guard agent frameworks ship (5 identical calls).
-    Knob("failure_spend", "min_storm_failures", {"min_repeats": 2}, "same_args", True, "repeated_failures", floor=5,
-         evidence=("mcp", True)),
+    Knob("failure_spend", "min_storm_failures", {"min_storm_failures": 2}, "value", True, "failure_storm", floor=5),
     Knob("cycles", "min_repetitions", {"min_repetitions": 2}, "value", True, floor=2),
     Knob("amplification", "min_times_tool_median", {"min_times_tool_median": 1.0, "min_result_tokens": 0}, "value", False,
          "result_size_vs_tool_median"),

@@ -164,7 +164,7 @@ def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool
     elif f.detector == "cache_miss_spend":
         kind = f.metric == STALL_METRIC
     elif f.detector == "failure_spend":
-        kind = bool(f.evidence.get("storm"))
+        kind = f.metric == "failure_storm"
     else:
         kind = f.detector in STRUCTURAL
     # A chain of the agent's own tools alone (a cycle of read, edit, test; a long file read) is coding

@@ -8,9 +8,9 @@ what is unusual) — and ≥ ``min_tokens``; also when one call (same tool and
 argument skeleton) fails ``min_repeats`` times. Catches REPAIR loops reported as
 errors, 429/5xx storms and broken tools. False positives: flaky test suites.
 
-A failure storm (evidence ``storm``): an MCP tool failing ``min_storm_failures`` times or more with
-the same arguments in one streak, no success of the tool in between (evidence ``same_args``: the most
-of them; a narration sentence the model writes anew in each call aside) — a server answering
+A failure storm (metric ``failure_storm``, evidence ``storm``): an MCP tool failing
+``min_storm_failures`` times or more in a row (no success of the tool in between) on the same
+arguments, a narration sentence the model writes anew in each call aside — a server answering
 "503 warming", "lock held", "replica lag" until the agent has re-sent its whole context dozens of
 times, however cheap each error looks. Agents retry a transient error a few times (framework loop
 guards stop identical calls at 3–5); a batch of lookups failing on different ids is no storm.
@@ -76,44 +76,56 @@ def detect(context: Context, params: Params) -> list[Finding]:
         )
         for s in per.iter_rows(named=True)
     ]
-    # The largest set of identical calls failing in one streak (no success of the tool between them) in each
-    # skeleton's failures, and when its ``min_storm_failures``-th failure came. Identical: the same arguments, or
-    # the same but for one sentence (a narration of the call the model writes anew each time,
-    # ``unnarrated_hashes``); a call counts once under each of its keys.
-    keys = pl.concat_list(pl.col("args_hash"), pl.col("unnarrated_hashes").fill_null([])).list.unique()
-    streak = (~pl.col("is_error")).cum_sum().over("session_id", "tool_key").alias("_streak")
-    same = (
-        t.with_columns(streak).filter(pl.col("is_error"))
-        .select("session_id", "tool_key", "skel_hash", "_streak", "turn", keys.alias("_key")).explode("_key")
-        .group_by("session_id", "tool_key", "skel_hash", "_streak", "_key").agg(pl.len().alias("same_args"), fire_turn(params.min_storm_failures))
-        .sort("same_args", "fire_turn", descending=[True, False]).unique(["session_id", "tool_key", "skel_hash"], keep="first")
-        .drop("_streak", "_key")
-    )  # fmt: skip
     repeats = failing.group_by("session_id", "tool_key", "skel_hash").agg(
         pl.len().alias("n"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
-        pl.col("billed_tokens").sum().alias("tokens"), pl.col("billed_usd").sum().alias("usd"),
-        pl.col("tool_call_id").first().alias("first_call"), pl.col("is_mcp").fill_null(False).all().alias("mcp"),
-    ).filter(pl.col("n") >= params.min_repeats)
-    repeats = repeats.join(same, on=["session_id", "tool_key", "skel_hash"], how="left").sort("session_id", "tool_key", "skel_hash")
+        pl.col("billed_tokens").sum().alias("tokens"), pl.col("tool_call_id").first().alias("first_call"),
+    ).filter(pl.col("n") >= params.min_repeats).sort("session_id", "tool_key", "skel_hash")
     for r in repeats.iter_rows(named=True):
-        storm = r["mcp"] and r["same_args"] >= params.min_storm_failures
-        explanation = f"The same call to {r['tool_key']!r} (one argument skeleton) failed {r['n']} times"
-        if storm:
-            explanation += (
-                f", {r['same_args']} of them in a row with the same arguments: a failure storm. Each retry re-sent the whole "
-                f"context ({int(r['tokens'] or 0):,} tokens over the failed calls); a server that answers with transient "
-                "errors on purpose makes an agent pay this without any loop in its results"
-            )
         out.append(
             Finding(
-                detector=NAME, severity="medium" if storm else "low", session_id=r["session_id"], first_turn=r["first_turn"],
-                last_turn=r["last_turn"], metric="repeated_failures", value=r["n"],
-                threshold=(f"≥ {params.min_repeats} failures of one call; a storm at ≥ {params.min_storm_failures} identical "
-                           "failing calls of an MCP tool"),
-                excess_tokens=int(r["tokens"] or 0), excess_usd=r["usd"] if storm else None, tool_key=r["tool_key"],
-                explanation=explanation + ".",
-                evidence={"first_call": r["first_call"], "calls": r["n"], "same_args": r["same_args"], "mcp": r["mcp"],
-                          "storm": storm, "fire_turn": r["fire_turn"] if storm else None},
+                detector=NAME, severity="low", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
+                metric="repeated_failures", value=r["n"], threshold=f"≥ {params.min_repeats} failures of one call",
+                excess_tokens=int(r["tokens"] or 0), excess_usd=None, tool_key=r["tool_key"],
+                explanation=f"The same call to {r['tool_key']!r} (one argument skeleton) failed {r['n']} times.",
+                evidence={"first_call": r["first_call"]},
             )
         )
-    return out
+    return out + _storms(t, params)
+
+
+def _storms(t: pl.DataFrame, params: Params) -> list[Finding]:
+    """Failure storms: per session and MCP tool, the largest set of identical calls failing in one streak (no
+    success of the tool between them), when it has ``min_storm_failures`` calls or more. Identical: the same
+    arguments, or the same but for one sentence (a narration of the call the model writes anew each time,
+    ``unnarrated_hashes``; its length may change the skeleton, so the skeleton is no part of the key). A call
+    counts once under each of its keys. ``t``: tool calls whose outcome is known, in session and call order."""
+    keys = pl.concat_list(pl.col("args_hash"), pl.col("unnarrated_hashes").fill_null([])).list.unique()
+    streak = (~pl.col("is_error")).cum_sum().over("session_id", "tool_key").alias("_streak")
+    storms = (
+        t.with_columns(streak).filter(pl.col("is_error") & pl.col("is_mcp").fill_null(False))
+        .select("session_id", "tool_key", "_streak", "turn", "billed_tokens", "billed_usd", "tool_call_id", keys.alias("_key"))
+        .explode("_key")
+        .group_by("session_id", "tool_key", "_streak", "_key").agg(
+            pl.len().alias("n"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
+            pl.col("billed_tokens").sum().alias("tokens"), pl.col("billed_usd").sum().alias("usd"),
+            pl.col("tool_call_id").first().alias("first_call"), fire_turn(params.min_storm_failures),
+        )
+        .filter(pl.col("n") >= params.min_storm_failures)
+        .sort("n", "fire_turn", descending=[True, False]).unique(["session_id", "tool_key"], keep="first")
+        .sort("session_id", "tool_key")
+    )  # fmt: skip
+    return [
+        Finding(
+            detector=NAME, severity="medium", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
+            metric="failure_storm", value=r["n"],
+            threshold=f"≥ {params.min_storm_failures} failures in a row of one MCP call (the same arguments, narration aside)",
+            excess_tokens=int(r["tokens"] or 0), excess_usd=r["usd"], tool_key=r["tool_key"],
+            explanation=(
+                f"{r['tool_key']!r} failed {r['n']} times in a row on the same arguments: a failure storm. Each retry "
+                f"re-sent the whole context ({int(r['tokens'] or 0):,} tokens over the failed calls); a server that "
+                "answers with transient errors on purpose makes an agent pay this without any loop in its results."
+            ),
+            evidence={"first_call": r["first_call"], "calls": r["n"], "mcp": True, "storm": True, "fire_turn": r["fire_turn"]},
+        )
+        for r in storms.iter_rows(named=True)
+    ]
