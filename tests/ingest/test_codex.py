@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.ingest.helpers import codex_line, codex_tokens, lines
 from tokaudit.ingest import codex
 
@@ -90,6 +92,19 @@ def test_tool_calls_outputs_and_the_request_that_asked_for_them():
     assert t1["args_bytes"] == len('{"limit": 50}')
     assert (t2["tool_kind"], t2["call_key"]) == ("custom", key)
     assert [e["kind"] for e in r.events.values()] == ["compaction"]
+
+
+def test_an_mcp_output_written_as_the_servers_whole_answer_carries_its_error_flag():
+    """Codex versions that write an MCP call's output as the ``CallToolResult`` JSON keep ``isError``; an output of
+    text only (later versions) says nothing, and neither does a tool's own JSON that only looks alike."""
+    answer = {"content": [{"type": "text", "text": "upstream 503 (warming)"}], "isError": True}
+    outputs = [json.dumps(answer), json.dumps(dict(answer, isError=False)), "upstream 503 (warming)", '{"isError": true, "content": "x"}']
+    lines = [meta(), model()]
+    for i, output in enumerate(outputs):
+        lines.append(codex_line("response_item", {"type": "function_call", "name": "mcp__flags__get_flags", "arguments": "{}", "call_id": f"c{i}"}))
+        lines.append(codex_line("response_item", {"type": "function_call_output", "call_id": f"c{i}", "output": output}))
+    r = parse(*lines)
+    assert [r.tool_calls[f"c{i}"].get("is_error") for i in range(4)] == [True, False, None, None]
 
 
 def test_wrong_types_are_problems():

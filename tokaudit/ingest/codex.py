@@ -192,16 +192,23 @@ def _as_text(raw: Raw) -> bytes:
 
 
 def _output_is_error(text: bytes) -> bool | None:
-    """Codex shell outputs are JSON ``{"output", "metadata": {"exit_code"}}``; other outputs say nothing."""
+    """Whether a tool's output says it failed, where the rollout keeps that: Codex shell outputs are JSON
+    ``{"output", "metadata": {"exit_code"}}``; an MCP call's output is, in the Codex versions that write the
+    server's whole answer, the MCP ``CallToolResult`` as JSON (``{"content": [...], "isError": true}``). Later
+    versions keep the answer's text only, and other outputs say nothing: None."""
     if not text.startswith(b"{"):
         return None
     try:
         value = _any.decode(text)
     except (msgspec.DecodeError, RecursionError):
         return None
-    meta = value.get("metadata") if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    meta = value.get("metadata")
     if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
         return meta["exit_code"] != 0
+    if isinstance(value.get("isError"), bool) and isinstance(value.get("content"), list):
+        return value["isError"]
     return None
 
 
