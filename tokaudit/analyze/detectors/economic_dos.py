@@ -8,7 +8,7 @@ A session is flagged when:
   server worded its rejections) ran in it — all specific enough to stand alone (a queue
   consumer acking each message's receipt, one small template under new values, has a loop's
   shape too: a known false positive, which calibrating the loop length on benign sessions moves);
-* a failure storm (D9 evidence ``storm``): an MCP tool failing again and again on the same
+* a failure storm (D9 ``failure_storm``): an MCP tool failing again and again on the same
   arguments, far past the few retries a transient error earns — cheap errors, so no cost gate;
 * a steered loop whose calls carried the model's own new writing (D5 ``writes``: a scratchpad server
   echoing the count of the thoughts sent to it has a loop's shape) with the session costing at least
