@@ -579,13 +579,18 @@ _PREV_LONG = f"list_filter(_any_values, lambda x: length(x) > {MAX_ARG_VALUE_CHA
 # MAX_ARG_VALUE_CHARS) with more than this many bytes of the call to itself is a document: a file written
 # whole, a draft — text the call is for.
 NARRATION_MAX_BYTES = 1024
-_BULK_TEXT = (f"(length({{v}}) > {MAX_ARG_VALUE_CHARS} AND len(list_filter(args_values, lambda x: length(x) > {MAX_ARG_VALUE_CHARS})) = 1 "
+# The call has exactly one long value (cut to its head and tail).
+_ONE_LONG_VALUE = f"len(list_filter(args_values, lambda x: length(x) > {MAX_ARG_VALUE_CHARS})) = 1"
+_BULK_TEXT = (f"(length({{v}}) > {MAX_ARG_VALUE_CHARS} AND {_ONE_LONG_VALUE} "
               f"AND args_bytes - {MAX_ARG_VALUE_CHARS} * (len(args_values) - 1) > {NARRATION_MAX_BYTES})")
+# The call's values, as stored, are its tool's previous call's, but its exact arguments are not: a long text
+# changed out of sight, between the head and tail the store keeps (a whole file written again with a fix).
+_EDITED_UNSEEN = "coalesce(args_values = _any_values AND args_hash != _any_args_hash, false)"
 _NOT_WRITTEN_ON = f"coalesce(args_bytes < _any_args_bytes + {WRITTEN_ON_BYTES}, true)"
 RESENT_SQL = f"""CASE WHEN NOT _mcp OR _any_values IS NULL OR len(args_values) = 0 THEN false
     -- The same values: the same call again, unless a long text, kept by its head and tail, grew in the middle
     -- or changed there (the exact arguments differ: a whole file written again with a line fixed is an edit).
-    WHEN args_values = _any_values THEN coalesce(args_hash = _any_args_hash, true) AND {_NOT_WRITTEN_ON}
+    WHEN args_values = _any_values THEN NOT {_EDITED_UNSEEN} AND {_NOT_WRITTEN_ON}
     WHEN len({_PREV_LONG}) > 0 AND list_has_all({HEADS.format(v="args_values")}, {HEADS.format(v=_PREV_LONG)}) THEN {_NOT_WRITTEN_ON}
     ELSE len(list_filter(list_distinct(args_values), lambda x: list_contains(_any_values, x)))
          >= {RESENT_SHARE} * len(list_distinct(args_values)) END"""
@@ -599,7 +604,7 @@ RESENT_SQL = f"""CASE WHEN NOT _mcp OR _any_values IS NULL OR len(args_values) =
 # Only MCP calls are read: a chain of the agent's own tools is no verdict whatever it carried.
 _CUT_AT = MAX_ARG_VALUE_CHARS + 1
 AUTHORED_SQL = f"""CASE WHEN NOT _mcp OR coalesce(_prev_values, _any_values) IS NULL THEN false
-    WHEN len(list_filter(args_values, lambda v: length(v) > {MAX_ARG_VALUE_CHARS})) != 1 THEN false
+    WHEN NOT {_ONE_LONG_VALUE} THEN false
     ELSE coalesce(list_bool_or(list_transform(range(1, len(args_values) + 1), lambda i: CASE
         WHEN length(args_values[i]) < {_CUT_AT + len(TEXT_CUT)} THEN false
         WHEN substr(args_values[i], {_CUT_AT}, {len(TEXT_CUT)}) != '{TEXT_CUT}' THEN false
@@ -708,7 +713,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                           _alias2_values),
                -- A long text changed out of sight (its head and tail kept, the exact arguments not) is new
                -- values: a whole file written again with a line fixed in its middle.
-               CASE WHEN args_values = _any_values AND args_hash != _any_args_hash THEN hash({HEADS.format(v="args_values")}, args_hash)
+               CASE WHEN {_EDITED_UNSEEN} THEN hash({HEADS.format(v="args_values")}, args_hash)
                     ELSE hash({HEADS.format(v="args_values")}) END AS values_hash,
                -- For each sentence beside other values of an MCP call, the hash of the values without it. A
                -- call's only long value that makes its bulk is a document, not a narration ({_BULK_TEXT}).
