@@ -1474,3 +1474,67 @@ def test_the_same_large_answer_to_different_calls_spread_over_a_session_is_a_rep
     assert by(findings, "economic_dos", gate.session_id)
     for other in (browse, poll, lookups):
         assert not [f for f in by(findings, "amplification", other.session_id) if f.metric == "repeated_results"]
+
+
+def _poll(session_id: str, tool_key: str, answers: list[str], args: str = '{"run_id":"run_7f3a"}') -> Session:
+    """A file read, then ``tool_key`` polled with the same ``args`` once per answer, a sleep between polls."""
+    s = Session(session_id)
+    s.turn(tools=[("Read", '{"file_path":"/src/deploy.py"}', "def deploy(): ...")])
+    for i, answer in enumerate(answers):
+        s.turn(tools=[(tool_key, args, answer)])
+        if i % 3 == 2:
+            s.turn(tools=[("Bash", '{"command":"sleep 20"}', "")])
+    s.turn(stop_reason="end_turn")
+    return s
+
+
+def _log_lines(rng: random.Random, n: int, start: int) -> list[str]:
+    words = ["INFO", "WARN", "step", "compiling", "module", "cache", "hit", "miss", "fetched", "layer", "pushed", "tests", "passed", "worker"]
+    return [f"2026-10-01T10:{(start + k) // 60 % 60:02d}:{(start + k) % 60:02d}Z " + " ".join(rng.choice(words) for _ in range(12)) for k in range(n)]
+
+
+def test_a_poll_answered_with_its_whole_history_every_time_is_a_sponge():
+    """A run-log tool polled with the same arguments returns the whole log so far on each call: every answer
+    repeats the one before and grows. A status of one size, or one that gains a line now and then, does not."""
+    rng = random.Random(3)
+    log: list[str] = _log_lines(rng, 60, 0)
+    history = []
+    for i in range(15):
+        log += _log_lines(rng, 12, len(log))
+        history.append(f"state: running\nstep: {1 + i // 2}/9\n--- log ---\n" + "\n".join(log))
+    growing = _poll("claude-code:whole-log", "deploy/get_run_log", history)
+    status = _poll("claude-code:status", "deploy/get_run", [f'{{"run_id":"run_7f3a","state":"running","elapsed_s":{30 * i}}} ' + "\n".join(log[:60])
+                                                             for i in range(15)])
+    events = _poll("claude-code:events", "cluster/describe_pod", ["\n".join(log[: 60 + i // 3]) for i in range(15)])
+    findings = audit(*benign(30), growing, status, events)
+    (sponge,) = [f for f in by(findings, "amplification", growing.session_id) if f.metric == "accumulating_results"]
+    assert sponge.value == 14 and sponge.tool_key == "deploy/get_run_log" and "its whole history on every call" in sponge.explanation
+    assert sponge.excess_tokens == sum(len(h) // 4 for h in history[:-1])  # every answer but the last was sent again
+    (verdict,) = by(findings, "economic_dos", growing.session_id)
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.tool_key == "deploy/get_run_log"
+    for quiet in (status, events):
+        assert not [f for f in by(findings, "amplification", quiet.session_id) if f.metric == "accumulating_results"], quiet.session_id
+        assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id
+
+
+def test_a_poll_whose_progress_goes_backwards_again_and_again_is_a_stall():
+    """A job whose progress falls back eleven times while the agent polls it (XML answers); a job re-queued twice,
+    and a pod listing whose ready counts ("1/2") go up and down, are not stalls."""
+    def job(values: list[float]) -> list[str]:
+        return [f'<job id="tsk_9"><state>RUNNING</state><progress>{v:.2f}</progress><eta_s>120</eta_s></job>' for v in values]
+
+    stalled = [0.1, 0.2, 0.3, 0.15, 0.25, 0.35, 0.2, 0.3, 0.4, 0.22, 0.32, 0.42, 0.3, 0.4, 0.5, 0.35, 0.45, 0.55, 0.6, 0.7] * 2
+    stall = _poll("claude-code:stall", "runner/job_status", job(stalled), args='{"task_id":"tsk_9"}')
+    requeued = _poll("claude-code:requeued", "runner/job_status", job([0.1, 0.2, 0.3, 0.15, 0.25, 0.35, 0.2] + [0.3 + 0.02 * i for i in range(33)]),
+                     args='{"task_id":"tsk_9"}')
+    pods = _poll("claude-code:pods", "kubernetes/pods_list", [f"NAME READY STATUS\nweb-0 {1 + i % 2}/2 Running\nweb-1 2/2 Running" for i in range(40)],
+                 args='{"namespace":"prod"}')
+    findings = audit(*benign(30), stall, requeued, pods)
+    (d3,) = [f for f in by(findings, "same_tool_chain", stall.session_id) if f.metric == "progress_regressions"]
+    assert d3.value == d3.evidence["regressions"] == 11 and d3.evidence["calls"] == 39 and "went backwards 11 times" in d3.explanation
+    assert d3.evidence["fire_turn"] == 13  # the third fall: the tenth poll, after the file read and three sleeps
+    (verdict,) = by(findings, "economic_dos", stall.session_id)
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.tool_key == "runner/job_status"
+    for quiet in (requeued, pods):
+        assert not [f for f in by(findings, "same_tool_chain", quiet.session_id) if f.metric == "progress_regressions"], quiet.session_id
+        assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id

@@ -48,6 +48,10 @@ KNOBS = (
     # exact-repeat guard agent frameworks ship (5 identical calls).
     Knob("failure_spend", "min_storm_failures", {"min_storm_failures": 2}, "value", True, "failure_storm", floor=5),
     Knob("cycles", "min_repetitions", {"min_repetitions": 2}, "value", True, floor=2),
+    # Polls answered with everything said before and more; polls whose progress fell back: a log that grows a few
+    # times while a job runs, a job re-queued once or twice, are ordinary.
+    Knob("amplification", "min_accumulating_calls", {"min_accumulating_calls": 2}, "value", True, "accumulating_results", floor=5),
+    Knob("same_tool_chain", "min_progress_regressions", {"min_progress_regressions": 1}, "value", True, "progress_regressions", floor=3),
     Knob("amplification", "min_times_tool_median", {"min_times_tool_median": 1.0, "min_result_tokens": 0}, "value", False,
          "result_size_vs_tool_median"),
     # Only among requests long enough to matter (min_tokens kept): short requests many times a cheap tool's

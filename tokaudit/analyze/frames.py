@@ -21,7 +21,8 @@ quote afterwards (``analyze.audit``).
   the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
   long strings stay in the store) and of the exact result (``result_hash``), ``sig0``…``sig7`` (the result's word MinHash),
   ``result_compress_ratio`` (how repetitive a result of 2 KiB or more is; NULL for smaller ones),
-  ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``),
+  ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``), ``progress`` (the
+  result's progress meter under a progress-like key, ``PROGRESS_SQL``; NULL without one),
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
   a call re-sent with a draft grown at its end, not for one whose long text changed in its middle),
   ``unnarrated_hashes`` (per sentence beside other
@@ -546,19 +547,23 @@ _STEERED_RULE = _fill(
 SHAPE_SQL = """hash(regexp_extract_all(args_skeleton, '"((?:[^"\\\\]|\\\\.)*)"\\s*:', 1))"""
 
 
-# A progress meter in a result: a number under a progress-like key ("coverage_pct": 40, "progress": 0.4),
-# else the first "NN%" or "N of M" / "N/M". A server that paces a chain
+# A progress meter under a progress-like key: "coverage_pct": 40, "progress": 0.4, progress=0.4,
+# <progress>0.4</progress>. A key that measures a change, not progress ("change_pct", "growth_percent" of a
+# quote) is no meter.
+PROGRESS_SQL = r"""TRY_CAST(
+    list_transform([regexp_extract(result_excerpt, '(?i)([a-z_]*(?:pct|percent|progress|completion)[a-z_]*)"?\s*[:=>]\s*"?([0-9]+(?:[.][0-9]+)?)',
+                                   ['k', 'v'])],
+                   lambda m: CASE WHEN NOT regexp_matches(m.k, '(?i)change|delta|diff|growth|gain|loss|return|yield|rate|margin')
+                                  THEN nullif(m.v, '') END)[1] AS DOUBLE)"""
+
+# A progress meter in a result: one under a progress-like key (``PROGRESS_SQL``), else the first "NN%" or
+# "N of M" / "N/M". A server that paces a chain
 # (LoopTrap: "coverage 60 % — continue") shows it rising while the model keeps calling with new
 # arguments of the same keys; a job being polled shows it rising too, but the poll's arguments never
 # change. Free-text commands are left out: their output (curl's progress table) is full of percents.
-# A key that measures a change, not progress ("change_pct", "growth_percent" of a quote) is no meter.
-METER_SQL = r"""TRY_CAST(coalesce(
-    list_transform([regexp_extract(result_excerpt, '(?i)([a-z_]*(?:pct|percent|progress|completion)[a-z_]*)"?\s*[:=]\s*"?([0-9]+(?:[.][0-9]+)?)',
-                                   ['k', 'v'])],
-                   lambda m: CASE WHEN NOT regexp_matches(m.k, '(?i)change|delta|diff|growth|gain|loss|return|yield|rate|margin')
-                                  THEN nullif(m.v, '') END)[1],
-    nullif(regexp_extract(result_excerpt, '([0-9]+(?:[.][0-9]+)?) ?%', 1), ''),
-    nullif(regexp_extract(result_excerpt, '([0-9]+) ?(?:/|of) ?[0-9]+', 1), '')) AS DOUBLE)"""
+METER_SQL = f"""coalesce({PROGRESS_SQL},
+    TRY_CAST(nullif(regexp_extract(result_excerpt, '([0-9]+(?:[.][0-9]+)?) ?%', 1), '') AS DOUBLE),
+    TRY_CAST(nullif(regexp_extract(result_excerpt, '([0-9]+) ?(?:/|of) ?[0-9]+', 1), '') AS DOUBLE))"""
 
 
 # A value's head: text keeps its first characters and its last (ingest.skeleton._cut); a draft re-sent
@@ -751,6 +756,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
+                   {PROGRESS_SQL.replace("result_excerpt", "t.result_excerpt")} AS progress,
                    {sig},
                    CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
                         THEN list_prepend(coalesce(t.mcp_tool, t.tool_name), coalesce(t.args_values, []))

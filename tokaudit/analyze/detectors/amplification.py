@@ -53,6 +53,15 @@ same answer: a status polled with the same arguments, or a file read again, is l
 and cost detectors. False positives: a tool whose answers are mostly a fixed frame
 around a few new lines (browser snapshots of one site differ by more).
 
+Accumulating results: an MCP tool called again with the same arguments (a status or log polled)
+whose every answer repeats the one before (novelty ≤ ``max_accumulating_novelty``) and is larger
+than it, on ``min_accumulating_calls`` or more calls averaging ``min_accumulating_result_tokens``,
+growing to ``min_accumulating_growth`` × the chain's first answer or more: a server sending its
+whole history (the run's log so far, every event since the start) on each poll, so the tokens
+grow with the square of the polls where a status and one final fetch would do. False positives:
+a poll whose answer legitimately accumulates (an agent tailing a job's whole log through a
+server instead of its status): the same waste, not always an attack, hence the verdict's cost gate.
+
 Re-reads after a tool: the agent's own tools (a file read, ``cat``) returning the very result
 they returned before in the session — the same arguments, as many tokens, the same words — of
 ``min_reread_result_tokens`` or more, right after results of one MCP tool, on ``min_reread_calls``
@@ -74,7 +83,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
-from tokaudit.analyze.detectors._common import Context
+from tokaudit.analyze.detectors._common import Context, fire_turn
 from tokaudit.ingest.base import COMPRESS_SAMPLE_BYTES, SIG_BINS
 
 # Content types of results a model reads as text (types are listed sorted, so a result holding an image
@@ -114,6 +123,12 @@ class Params:
     min_repeated_calls: int = 5
     min_repeated_result_tokens: int = 2000
     max_repeated_novelty: float = 0.2
+    # A poll answered with everything it answered before and more: this many growing repeats, of this size on
+    # average, up to this multiple of the first answer (a status that gains a line now and then stays below it).
+    min_accumulating_calls: int = 5
+    min_accumulating_result_tokens: int = 1000
+    max_accumulating_novelty: float = 0.3
+    min_accumulating_growth: float = 2.0
     # The same large local content read again right after an MCP tool's results, this many times.
     min_reread_calls: int = 4
     min_reread_result_tokens: int = 2000
@@ -152,6 +167,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     out += _compression_outliers(context, params, already, opaque=True)
     out += _repeated_results(context, params)
     out += _rereads(context, params)
+    out += _accumulating_results(context, params)
     calls = context.frames.calls.filter(
         (pl.col("output_tokens") >= params.min_output_tokens)
         & (pl.col("output_tokens") >= params.min_out_in * pl.max_horizontal(pl.col("input_total_tokens"), pl.lit(1)))
@@ -342,6 +358,50 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
             ),
             evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "mean_novelty": r["mean_novelty"],
                       "distinct_args": r["distinct_args"]},
+        )
+        for r in per.iter_rows(named=True)
+    ]
+
+
+def _accumulating_results(context: Context, params: Params) -> list[Finding]:
+    """An MCP tool polled with the same arguments whose answers each repeat the one before and grow."""
+    # The frame is in session and call order: over (session, tool), the previous row is the tool's previous call.
+    previous = {c: pl.col(c).shift(1).over("session_id", "tool_key") for c in ("values_hash", "result_tokens")}
+    polls = context.tools.filter(pl.col("is_mcp") & pl.col("result_tokens").is_not_null()).with_columns(
+        previous["values_hash"].alias("_prev_values"), previous["result_tokens"].alias("_prev_tokens"))
+    grown = polls.filter(
+        (pl.col("values_hash") == pl.col("_prev_values"))
+        & (pl.col("result_tokens") > pl.col("_prev_tokens"))
+        & (pl.col("novelty") <= params.max_accumulating_novelty)
+    )
+    per = _per_session_tool(
+        grown, params,
+        pl.col("_prev_tokens").sum().alias("repeated_tokens"),
+        pl.col("_prev_tokens").min().alias("first_tokens"),
+        pl.col("result_tokens").max().alias("last_tokens"),
+        pl.col("novelty").mean().alias("mean_novelty"),
+        fire_turn(params.min_accumulating_calls),
+    ).filter(
+        (pl.col("calls") >= params.min_accumulating_calls)
+        & (pl.col("tokens") >= params.min_accumulating_result_tokens * pl.col("calls"))
+        & (pl.col("last_tokens") >= params.min_accumulating_growth * pl.col("first_tokens"))
+    ).sort("session_id", "tool_key")
+    return [
+        _tool_finding(
+            context, r,
+            metric="accumulating_results", value=r["calls"],
+            threshold=(f"≥ {params.min_accumulating_calls} answers to the same arguments, each larger than the one before and "
+                       f"repeating it (novelty ≤ {params.max_accumulating_novelty}), of ≥ {params.min_accumulating_result_tokens:,} "
+                       f"tokens on average, growing ≥ {params.min_accumulating_growth}×"),
+            excess_tokens=int(r["repeated_tokens"]),
+            explanation=(
+                f"{r['tool_key']!r} was asked the same thing {r['calls'] + 1} times and each answer repeated the one before and "
+                f"added to it, from {int(r['first_tokens']):,} to {int(r['last_tokens']):,} tokens ({r['method']}): the server sent its "
+                f"whole history on every call, {int(r['repeated_tokens']):,} tokens of it already sent, each re-read on every later "
+                "request. A status and one final fetch would have cost a fraction."
+            ),
+            evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "mean_novelty": r["mean_novelty"],
+                      "fire_turn": r["fire_turn"]},
         )
         for r in per.iter_rows(named=True)
     ]

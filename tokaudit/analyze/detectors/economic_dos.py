@@ -24,7 +24,9 @@ A session is flagged when:
   as much (listings of 30–60 pages at 4–22× their cohort in a blind probe, against
   two drip-feeds), so the D5 finding stays its own, for a person to judge;
 * a weaker structural detector fired — argument inflation (D6), verbose,
-  repetitive, random or repeated (sponge) results of an MCP tool (D2), an MCP tool slower
+  repetitive, random or repeated (sponge) results of an MCP tool, or answers to the same poll
+  that each repeat the one before and grow (D2 ``accumulating_results``), a poll whose progress
+  went backwards again and again (D3 ``progress_regressions``), an MCP tool slower
   than the prompt cache's lifetime called again and again (D8), near-duplicate
   calls of an MCP tool whose results were large (``min_near_duplicate_result_tokens``
   per call on average) and mostly repeats (D4 with mean novelty ≤
@@ -90,7 +92,7 @@ STRUCTURAL = ("continuation_loop", "argument_inflation", "cycles")
 SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
 # D2 findings that say an MCP tool's results were a sponge: far above its usual size, mostly repetition, or random data.
 SPONGE_METRICS = ("result_size_vs_tool_median", "large_results_new_tool", "result_compress_ratio", "result_opaque", "repeated_results",
-                  "rereads_after_tool")
+                  "rereads_after_tool", "accumulating_results")
 # A D8 finding that names a tool: an MCP server slower than the prompt cache's lifetime, called again and again.
 STALL_METRIC = "slow_tool_cache_misses"
 # D12 metrics that say a surface changed: seen in a transcript, or inferred from the agent's log.
@@ -165,6 +167,8 @@ def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool
         kind = f.metric == STALL_METRIC
     elif f.detector == "failure_spend":
         kind = f.metric == "failure_storm"
+    elif f.detector == "same_tool_chain":
+        kind = f.metric == "progress_regressions"
     else:
         kind = f.detector in STRUCTURAL
     # A chain of the agent's own tools alone (a cycle of read, edit, test; a long file read) is coding

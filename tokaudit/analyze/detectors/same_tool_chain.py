@@ -1,16 +1,28 @@
-"""D3 — long same-tool chains.
+"""D3 — long same-tool chains, and polls whose progress goes backwards.
 
 The longest run of one tool (``server/tool`` for MCP) in a session, tolerating one
 interleaved call of another tool. Fires above ``min_len`` (a per-tool baseline can
 be set higher). Catches segment loops, cursor drip-feeds and polling storms; weak
 alone — batch edits, pagination and polling make long runs too.
+
+Progress regressions (metric ``progress_regressions``): an MCP tool polled with the
+same arguments whose result's progress meter (a number under a progress-like key,
+``analyze.frames.PROGRESS_SQL``: "progress": 0.4, <progress>0.4</progress>; a bare "3/8" is as
+often a listing's ready count as progress) fell below the previous poll's on
+``min_progress_regressions`` or more polls of a session — a server stalling the agent
+("shard 7 re-queued", progress back to 20 %) while every poll re-sends the whole
+context. A real job is re-queued now and then; one sent back again and again keeps
+the agent polling as long as its server likes. False positives: a job genuinely
+retrying its failed parts many times over (a crash-looping deployment's ready count).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tokaudit.analyze.detectors import Finding
+import polars as pl
+
+from tokaudit.analyze.detectors import Finding, severity_for_ratio
 from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups
 
 NAME = "same_tool_chain"
@@ -20,6 +32,8 @@ TITLE = "Long chain of calls to one tool (D3)"
 @dataclass(frozen=True)
 class Params:
     min_len: int = 15
+    # Polls of the same arguments whose progress fell below the poll before: a job re-queued once or twice is work.
+    min_progress_regressions: int = 3
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -32,4 +46,52 @@ def detect(context: Context, params: Params) -> list[Finding]:
         )
         f.severity = "low"  # weak alone: batch work, pagination and polling make long runs too
         findings.append(f)
+    return findings + _progress_regressions(context, params)
+
+
+def _progress_regressions(context: Context, params: Params) -> list[Finding]:
+    """MCP tools polled with the same arguments whose progress meter fell, poll after poll."""
+    tools = context.tools.filter(pl.col("is_mcp"))
+    if tools.is_empty() or tools["progress"].null_count() == len(tools):
+        return []
+    # The frame is in session and call order: over (session, tool), the previous row is the tool's previous call.
+    polls = tools.with_columns(
+        (pl.col("values_hash") == pl.col("values_hash").shift(1).over("session_id", "tool_key")).fill_null(False).alias("_again"),
+        pl.col("progress").shift(1).over("session_id", "tool_key").alias("_prev_progress"),
+    ).filter(pl.col("_again"))
+    per = polls.group_by("session_id", "tool_key").agg(
+        pl.len().alias("polls"),
+        (pl.col("progress") < pl.col("_prev_progress")).sum().alias("regressions"),
+        pl.col("turn").min().alias("first_turn"),
+        pl.col("turn").max().alias("last_turn"),
+        pl.col("billed_tokens").sum().alias("billed_tokens"),
+        pl.col("billed_usd").sum().alias("billed_usd"),
+        pl.col("tool_call_id").first().alias("first_call"),
+        pl.col("turn").filter(pl.col("progress") < pl.col("_prev_progress")).sort().alias("_fall_turns"),
+    ).filter(pl.col("regressions") >= params.min_progress_regressions).with_columns(
+        # The turn of the poll whose fall made the count: when an online guard would have fired.
+        pl.col("_fall_turns").list.get(params.min_progress_regressions - 1).alias("fire_turn")
+    ).sort("session_id", "tool_key")
+    findings = []
+    for r in per.iter_rows(named=True):
+        known = r["first_turn"] is not None and r["first_turn"] >= 0
+        usd = r["billed_usd"]
+        findings.append(
+            Finding(
+                detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
+                first_turn=r["first_turn"] if known else None, last_turn=r["last_turn"] if known else None,
+                metric="progress_regressions", value=r["regressions"],
+                threshold=f"≥ {params.min_progress_regressions} polls of the same arguments whose progress fell below the poll before",
+                excess_tokens=int(r["billed_tokens"] or 0), excess_usd=None if usd is None else float(usd), tool_key=r["tool_key"],
+                explanation=(
+                    f"{r['tool_key']!r} was polled {r['polls'] + 1} times with the same arguments and its progress went backwards "
+                    f"{r['regressions']} times: the server kept the job from finishing while every poll re-sent the whole "
+                    f"context ({int(r['billed_tokens'] or 0):,} tokens billed over those polls"
+                    + (f", ${usd:,.2f}" if usd is not None else "") + ")"
+                    + (f"; {ratio_text}." if (ratio_text := context.ratio_text(r["session_id"])) else ".")
+                ),
+                evidence={"first_call": r["first_call"], "calls": r["polls"], "regressions": r["regressions"], "mcp": True,
+                          "fire_turn": r["fire_turn"] if known else None},
+            )
+        )
     return findings
