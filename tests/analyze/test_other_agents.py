@@ -109,3 +109,21 @@ def test_tool_calls_that_tie_on_time_and_line_keep_one_order(tmp_path):
     for row in ties.iter_rows(named=True):
         by_position = [t for _, t in sorted(zip(row["call_idx"], row["tool_call_id"]))]
         assert by_position == sorted(row["tool_call_id"])
+
+
+def test_a_stalling_job_read_from_a_codex_rollout_is_a_progress_regression_of_the_server_only(tmp_path):
+    """The store reads an MCP result's progress meter (an XML element here); the same answers to the agent's own
+    shell are its own polling, whose output the rule does not read."""
+    folder = tmp_path / "sessions" / "2026" / "03" / "11"
+    folder.mkdir(parents=True)
+    progress = [0.1, 0.2, 0.3, 0.15, 0.25, 0.35, 0.2, 0.3, 0.4, 0.25, 0.35, 0.45, 0.5]
+    answers = [f'<job id="tsk_4"><state>RUNNING</state><progress>{p:.2f}</progress></job>' for p in progress]
+    codex_session(folder / "rollout-2026-03-11T15-00-00-019cdd6b-0000-7000-8000-000000000011.jsonl", "019cdd6b-0000-7000-8000-000000000011",
+                  [("mcp__runner__job_status", {"task_id": "tsk_4"}, a) for a in answers])
+    codex_session(folder / "rollout-2026-03-11T16-00-00-019cdd6b-0000-7000-8000-000000000012.jsonl", "019cdd6b-0000-7000-8000-000000000012",
+                  [("shell", {"command": ["runner", "status", "tsk_4"]}, a) for a in answers])
+    with open_store(str(tmp_path / "t.duckdb")) as store:
+        ingest_paths(store, [tmp_path / "sessions"], workers=1)
+        findings = run_audit(store, save=False).findings
+    stalls = [f for f in findings if f.metric == "progress_regressions"]
+    assert [(f.session_id, f.tool_key, f.value) for f in stalls] == [("codex:019cdd6b-0000-7000-8000-000000000011", "runner/job_status", 3)]

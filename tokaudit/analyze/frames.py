@@ -21,7 +21,7 @@ quote afterwards (``analyze.audit``).
   the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
   long strings stay in the store) and of the exact result (``result_hash``), ``sig0``…``sig7`` (the result's word MinHash),
   ``result_compress_ratio`` (how repetitive a result of 2 KiB or more is; NULL for smaller ones),
-  ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``), ``progress`` (the
+  ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``), ``progress`` (an MCP
   result's progress meter under a progress-like key, ``PROGRESS_SQL``; NULL without one),
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
   a call re-sent with a draft grown at its end, not for one whose long text changed in its middle),
@@ -756,7 +756,9 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
-                   {PROGRESS_SQL.replace("result_excerpt", "t.result_excerpt")} AS progress,
+                   -- Only MCP calls' progress is read (a poll of a server); the regex is costly on every call.
+                   CASE WHEN t.mcp_server IS NOT NULL OR t.tool_kind = 'mcp'
+                        THEN {PROGRESS_SQL.replace("result_excerpt", "t.result_excerpt")} END AS progress,
                    {sig},
                    CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
                         THEN list_prepend(coalesce(t.mcp_tool, t.tool_name), coalesce(t.args_values, []))
