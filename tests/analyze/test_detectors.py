@@ -1495,7 +1495,8 @@ def _log_lines(rng: random.Random, n: int, start: int) -> list[str]:
 
 def test_a_poll_answered_with_its_whole_history_every_time_is_a_sponge():
     """A run-log tool polled with the same arguments returns the whole log so far on each call: every answer
-    repeats the one before and grows. A status of one size, or one that gains a line now and then, does not."""
+    repeats the one before and grows. A status of one size, one that gains a line now and then, or a page snapshot
+    taken again after each scroll of a feed (the agent's doing), does not."""
     rng = random.Random(3)
     log: list[str] = _log_lines(rng, 60, 0)
     history = []
@@ -1506,14 +1507,21 @@ def test_a_poll_answered_with_its_whole_history_every_time_is_a_sponge():
     status = _poll("claude-code:status", "deploy/get_run", [f'{{"run_id":"run_7f3a","state":"running","elapsed_s":{30 * i}}} ' + "\n".join(log[:60])
                                                              for i in range(15)])
     events = _poll("claude-code:events", "cluster/describe_pod", ["\n".join(log[: 60 + i // 3]) for i in range(15)])
-    findings = audit(*benign(30), growing, status, events)
+    # A feed scrolled between snapshots of the page: each snapshot holds the last and more, but the agent made it so.
+    feed = Session("claude-code:feed")
+    for i in range(15):
+        feed.turn(tools=[("playwright/browser_snapshot", "{}", "- main:\n" + "\n".join(log[: 60 + 12 * i]))])
+        feed.turn(tools=[("playwright/browser_press_key", '{"key":"End"}', "Pressed End")])
+    feed.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), growing, status, events, feed)
     (sponge,) = [f for f in by(findings, "amplification", growing.session_id) if f.metric == "accumulating_results"]
     assert sponge.value == 14 and sponge.tool_key == "deploy/get_run_log" and "its whole history on every call" in sponge.explanation
     assert sponge.excess_tokens == sum(len(h) // 4 for h in history[:-1])  # every answer but the last was sent again
     (verdict,) = by(findings, "economic_dos", growing.session_id)
     assert verdict.evidence["reasons"] == ["structural"] and verdict.tool_key == "deploy/get_run_log"
-    for quiet in (status, events):
+    for quiet in (status, events, feed):
         assert not [f for f in by(findings, "amplification", quiet.session_id) if f.metric == "accumulating_results"], quiet.session_id
+    for quiet in (status, events):  # (the feed's scroll-and-snapshot round is a light cycle of its own, D15)
         assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id
 
 

@@ -53,14 +53,16 @@ same answer: a status polled with the same arguments, or a file read again, is l
 and cost detectors. False positives: a tool whose answers are mostly a fixed frame
 around a few new lines (browser snapshots of one site differ by more).
 
-Accumulating results: an MCP tool called again with the same arguments (a status or log polled)
-whose every answer repeats the one before (novelty ≤ ``max_accumulating_novelty``) and is larger
-than it, on ``min_accumulating_calls`` or more calls averaging ``min_accumulating_result_tokens``,
+Accumulating results: an MCP tool called again with the same arguments (a status or log polled;
+no other call to its server between, the agent's own tools aside) whose every answer repeats the one
+before (novelty ≤ ``max_accumulating_novelty``) and is larger than it, on ``min_accumulating_calls``
+or more polls in a row averaging ``min_accumulating_result_tokens``,
 growing to ``min_accumulating_growth`` × the chain's first answer or more: a server sending its
 whole history (the run's log so far, every event since the start) on each poll, so the tokens
 grow with the square of the polls where a status and one final fetch would do. False positives:
 a poll whose answer legitimately accumulates (an agent tailing a job's whole log through a
-server instead of its status): the same waste, not always an attack, hence the verdict's cost gate.
+server instead of its status): the same waste, not always an attack, hence the verdict's cost gate. A page
+snapshot taken again after each scroll of a growing feed is the agent's doing (a call to the server between).
 
 Re-reads after a tool: the agent's own tools (a file read, ``cat``) returning the very result
 they returned before in the session — the same arguments, as many tokens, the same words — of
@@ -364,28 +366,42 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
 
 
 def _accumulating_results(context: Context, params: Params) -> list[Finding]:
-    """An MCP tool polled with the same arguments whose answers each repeat the one before and grow."""
-    # The frame is in session and call order: over (session, tool), the previous row is the tool's previous call.
-    previous = {c: pl.col(c).shift(1).over("session_id", "tool_key") for c in ("values_hash", "result_tokens")}
-    polls = context.tools.filter(pl.col("is_mcp") & pl.col("result_tokens").is_not_null()).with_columns(
-        previous["values_hash"].alias("_prev_values"), previous["result_tokens"].alias("_prev_tokens"))
-    grown = polls.filter(
-        (pl.col("values_hash") == pl.col("_prev_values"))
-        & (pl.col("result_tokens") > pl.col("_prev_tokens"))
-        & (pl.col("novelty") <= params.max_accumulating_novelty)
-    )
-    per = _per_session_tool(
-        grown, params,
+    """An MCP tool polled with the same arguments whose answers, poll after poll, each repeat the one before and grow."""
+    # A poll: the server's previous call in the session was the same call (the frame is in session and call order;
+    # the agent's own tools may come between — a sleep — but no other call to that server: a scroll or click
+    # between two page snapshots is the agent changing what it reads, not the server resending it).
+    server = pl.coalesce(pl.col("mcp_server"), pl.lit(""))
+    calls = context.tools.filter(pl.col("is_mcp") & pl.col("result_tokens").is_not_null()).with_columns(server.alias("_server"))
+
+    def before(column: str) -> pl.Expr:
+        return pl.col(column).shift(1).over("session_id", "_server")
+
+    grew = (
+        (pl.col("tool_key") == before("tool_key")) & (pl.col("values_hash") == before("values_hash"))
+        & (pl.col("result_tokens") > before("result_tokens")) & (pl.col("novelty") <= params.max_accumulating_novelty)
+    ).fill_null(False)
+    calls = calls.with_columns(grew.alias("_grew"), before("result_tokens").alias("_prev_tokens"))
+    # Consecutive growing answers make a streak: one answer that did not grow (a status, a shorter page) ends it.
+    calls = calls.with_columns((~pl.col("_grew")).cum_sum().over("session_id", "_server").alias("_streak"))
+    streaks = calls.filter(pl.col("_grew")).group_by("session_id", "tool_key", "_streak").agg(
+        pl.len().alias("calls"),
+        pl.col("result_tokens").sum().alias("tokens"),
         pl.col("_prev_tokens").sum().alias("repeated_tokens"),
-        pl.col("_prev_tokens").min().alias("first_tokens"),
-        pl.col("result_tokens").max().alias("last_tokens"),
+        pl.col("_prev_tokens").first().alias("first_tokens"),
+        pl.col("result_tokens").last().alias("last_tokens"),
         pl.col("novelty").mean().alias("mean_novelty"),
+        pl.col("turn").min().alias("first_turn"),
+        pl.col("turn").max().alias("last_turn"),
+        pl.col("tool_call_id").first().alias("first_call"),
+        pl.col("result_tokens_method").first().alias("method"),
         fire_turn(params.min_accumulating_calls),
     ).filter(
         (pl.col("calls") >= params.min_accumulating_calls)
         & (pl.col("tokens") >= params.min_accumulating_result_tokens * pl.col("calls"))
         & (pl.col("last_tokens") >= params.min_accumulating_growth * pl.col("first_tokens"))
-    ).sort("session_id", "tool_key")
+    )
+    # One finding per tool and session: its longest streak.
+    per = streaks.sort("calls", "first_turn", descending=[True, False]).unique(["session_id", "tool_key"], keep="first").sort("session_id", "tool_key")
     return [
         _tool_finding(
             context, r,
