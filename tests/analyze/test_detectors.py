@@ -344,6 +344,26 @@ def test_servers_handing_the_model_back_and_forth_with_small_arguments():
     assert not by(findings, "economic_dos", watch.session_id)
 
 
+def test_one_servers_tools_called_in_turn_with_small_arguments_need_the_cost_gate():
+    """A browser snapshot after each wait, twelve rounds: the same small calls of one server over and over, reported
+    as a light cycle, but a client working a page, not servers handing the model back and forth — no verdict at its
+    cohort's cost; the same rounds between two servers are one."""
+    page = "- heading 'Deploy #812' [level=1]\n- text: Status: in progress\n" + "- row: step ok\n" * 40
+    browser = Session("claude-code:browser-wait")
+    across = Session("claude-code:across-servers")
+    for _ in range(12):
+        browser.turn(tools=[("playwright/browser_wait_for", '{"time":5}', "Waited for 5 seconds")])
+        browser.turn(tools=[("playwright/browser_snapshot", "{}", page)])
+        across.turn(tools=[("timer/wait", '{"time":5}', "Waited for 5 seconds")])
+        across.turn(tools=[("playwright/browser_snapshot", "{}", page)])
+    findings = audit(*benign(30, turns=24), browser, across)  # a cohort of sessions as long
+    assert not by(findings, "economic_dos", browser.session_id)
+    assert by(findings, "economic_dos", across.session_id)
+    for s, servers in ((browser, 1), (across, 2)):
+        (cycle,) = by(findings, "cycles", s.session_id)
+        assert cycle.evidence["light_args"] and cycle.value == 12 and cycle.evidence["servers"] == servers
+
+
 def test_a_queue_consumer_acking_each_message_is_no_cycle():
     """receive (the same arguments) → ack (that message's receipt) → receive …: the receive repeats, the ack never
     does — work through a queue, not the same calls over and over."""

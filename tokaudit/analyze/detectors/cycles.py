@@ -26,8 +26,11 @@ The sequence is read twice: every call of the session, and its MCP calls alone
 (a grep, a file read) between the steps. In the MCP view the argument floor does
 not apply: servers handing the model back and forth with small arguments (A → B
 → A → B, the same calls each time: at least ``min_light_repeat_share`` of them
-repeated) are reported too, marked ``light_args``; the combined verdict asks more
-of them (two status tools polled in turn look the same). A queue consumer
+repeated) are reported too, marked ``light_args``, with the number of ``servers``
+the cycle ran through; the combined verdict asks more of them (two status tools
+polled in turn look the same, and one server's tools called in turn with the same
+small arguments — a page snapshot after each wait or scroll — are a client working
+a user interface, not servers handing it back and forth). A queue consumer
 receiving with the same arguments and acking each message's new receipt repeats
 only every other call: that is work through a queue, not a cycle. Every finding
 says whether an MCP call was in the cycle (``mcp``).
@@ -118,6 +121,7 @@ def _find_cycles(
             pl.col("result_tokens").sum().alias("result_tokens"),
             pl.col("novelty").mean().alias("mean_novelty"),
             pl.col("is_mcp").any().alias("mcp"),
+            pl.col("mcp_server").drop_nulls().n_unique().alias("servers"),
             pl.col("billed_tokens").sum().alias("billed_tokens"),
             pl.col("billed_usd").sum().alias("billed_usd"),
             pl.col("billed_tokens").first().alias("first_billed_tokens"),
@@ -152,6 +156,7 @@ def _find_cycles(
                                f"and ≥ {params.min_mean_args_tokens} argument tokens per call"),
                     what=(f"A period-{period} cycle across {run['tools']} tools repeated {run['calls'] / period:.0f} times with the same arguments "
                           f"({run['args_tokens']:,} argument tokens re-written), returning little new."),
-                    extra={"period": period, "repeat_share": run["repeat_share"], "light_args": run["light_args"], "mcp": run["mcp"]},
+                    extra={"period": period, "repeat_share": run["repeat_share"], "light_args": run["light_args"], "mcp": run["mcp"],
+                           "servers": run["servers"]},
                 )
             )
