@@ -1541,7 +1541,7 @@ def test_a_poll_answered_with_its_whole_history_every_time_is_a_sponge():
     assert verdict.evidence["reasons"] == ["structural"] and verdict.tool_key == "deploy/get_run_log"
     for quiet in (status, events, feed):
         assert not [f for f in by(findings, "amplification", quiet.session_id) if f.metric == "accumulating_results"], quiet.session_id
-    for quiet in (status, events):  # (the feed's scroll-and-snapshot round is a light cycle of its own, D15)
+    for quiet in (status, events):  # (the feed, 8× its cohort here, is convicted on cost: a light cycle of one server, D15)
         assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id
 
 
