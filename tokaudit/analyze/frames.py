@@ -738,6 +738,8 @@ _TOOLS_ORDER = "_ts NULLS FIRST, line_no, tool_call_id"
 
 def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) -> pl.DataFrame:
     sig = ", ".join(f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS))
+    # An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
+    is_mcp = "coalesce(t.mcp_server IS NOT NULL OR t.tool_kind = 'mcp', false)"
     folded = tool_calls_sql(window.replace("session_id", "t.session_id", 1))
     # Everything but the steering rule's inputs is reduced to its final (narrow) form first: the
     # rule's windows and the final sort then move fewer bytes per call.
@@ -757,15 +759,13 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
                    -- Only MCP calls' progress is read (a poll of a server); the regex is costly on every call.
-                   CASE WHEN t.mcp_server IS NOT NULL OR t.tool_kind = 'mcp'
-                        THEN {PROGRESS_SQL.replace("result_excerpt", "t.result_excerpt")} END AS progress,
+                   CASE WHEN {is_mcp} THEN {PROGRESS_SQL.replace("result_excerpt", "t.result_excerpt")} END AS progress,
                    {sig},
                    CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
                         THEN list_prepend(coalesce(t.mcp_tool, t.tool_name), coalesce(t.args_values, []))
                         ELSE t.args_values END AS args_values,
                    t.args_skeleton, t.result_excerpt,
-                   -- An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
-                   coalesce(t.mcp_server IS NOT NULL OR t.tool_kind = 'mcp', false) AS is_mcp
+                   {is_mcp} AS is_mcp
             FROM ({folded}) AS t"""
     rule = steering_sql("computed", _TOOLS_ORDER, mcp="is_mcp")
     # The rule's verdicts of sessions an earlier audit computed are read back from the store. (Its

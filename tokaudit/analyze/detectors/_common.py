@@ -69,6 +69,13 @@ def same_context() -> pl.Expr:
     ).fill_null(False)  # fmt: skip
 
 
+def known_turns(row: dict) -> dict[str, int | None]:
+    """A row's ``first_turn`` and ``last_turn`` as a finding's turn range; turn -1 (the log has no per-request
+    usage to place the calls in: aggregate-only formats) is none."""
+    known = row["first_turn"] is not None and row["first_turn"] >= 0
+    return {"first_turn": row["first_turn"] if known else None, "last_turn": row["last_turn"] if known else None}
+
+
 def fire_turn(calls: int) -> pl.Expr:
     """Aggregation: the turn of a group's ``calls``-th call (its last if it has fewer) — when an online
     guard counting to ``calls`` would have fired."""
@@ -132,9 +139,8 @@ def chain_finding(
     usd = run.get("billed_usd")
     excess_usd = None if usd is None else float(usd - (run.get("first_billed_usd") or 0))
     tool = run["tool_key"]
-    # Turn -1: the log has no per-request usage to place the calls in (aggregate-only formats).
-    first_turn = run["first_turn"] if run["first_turn"] is not None and run["first_turn"] >= 0 else None
-    last_turn = run["last_turn"] if first_turn is not None else None
+    turns = known_turns(run)
+    first_turn, last_turn = turns["first_turn"], turns["last_turn"]
     where = f" (turns {first_turn}–{last_turn})" if first_turn is not None else ""
     tools = run.get("chain_tools") or [tool]
     # Aliases of one server's tool that it rotated (features.chain_key): one chain under several names.

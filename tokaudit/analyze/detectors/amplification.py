@@ -85,7 +85,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
-from tokaudit.analyze.detectors._common import Context, fire_turn
+from tokaudit.analyze.detectors._common import Context, fire_turn, known_turns
 from tokaudit.ingest.base import COMPRESS_SAMPLE_BYTES, SIG_BINS
 
 # Content types of results a model reads as text (types are listed sorted, so a result holding an image
@@ -210,13 +210,7 @@ def _tool_finding(context: Context, r: dict, **fields) -> Finding:
     """A finding about one tool's results in one session (a row of ``_per_session_tool``): ``fields`` are the
     metric, value, threshold, excess tokens, explanation and evidence; its severity follows the session's cost."""
     return Finding(detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
-                   **_turns(r), excess_usd=None, tool_key=r["tool_key"], **fields)
-
-
-def _turns(row: dict) -> dict[str, int | None]:
-    """A row's turn range as a finding's; turn -1 (no per-request usage to place the calls in) is none."""
-    known = row["first_turn"] >= 0
-    return {"first_turn": row["first_turn"] if known else None, "last_turn": row["last_turn"] if known else None}
+                   **known_turns(r), excess_usd=None, tool_key=r["tool_key"], **fields)
 
 
 def _verbose_results(context: Context, params: Params) -> list[Finding]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
-from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups
+from tokaudit.analyze.detectors._common import Context, chain_finding, known_turns, run_groups
 
 NAME = "same_tool_chain"
 TITLE = "Long chain of calls to one tool (D3)"
@@ -59,28 +59,28 @@ def _progress_regressions(context: Context, params: Params) -> list[Finding]:
         (pl.col("values_hash") == pl.col("values_hash").shift(1).over("session_id", "tool_key")).fill_null(False).alias("_again"),
         pl.col("progress").shift(1).over("session_id", "tool_key").alias("_prev_progress"),
     ).filter(pl.col("_again"))
+    fell = pl.col("progress") < pl.col("_prev_progress")
     per = polls.group_by("session_id", "tool_key").agg(
         pl.len().alias("polls"),
-        (pl.col("progress") < pl.col("_prev_progress")).sum().alias("regressions"),
+        fell.sum().alias("regressions"),
         pl.col("turn").min().alias("first_turn"),
         pl.col("turn").max().alias("last_turn"),
         pl.col("billed_tokens").sum().alias("billed_tokens"),
         pl.col("billed_usd").sum().alias("billed_usd"),
         pl.col("tool_call_id").first().alias("first_call"),
-        pl.col("turn").filter(pl.col("progress") < pl.col("_prev_progress")).sort().alias("_fall_turns"),
+        pl.col("turn").filter(fell).sort().alias("_fall_turns"),
     ).filter(pl.col("regressions") >= params.min_progress_regressions).with_columns(
         # The turn of the poll whose fall made the count: when an online guard would have fired.
         pl.col("_fall_turns").list.get(params.min_progress_regressions - 1).alias("fire_turn")
     ).sort("session_id", "tool_key")
     findings = []
     for r in per.iter_rows(named=True):
-        known = r["first_turn"] is not None and r["first_turn"] >= 0
+        turns = known_turns(r)
         usd = r["billed_usd"]
         findings.append(
             Finding(
                 detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
-                first_turn=r["first_turn"] if known else None, last_turn=r["last_turn"] if known else None,
-                metric="progress_regressions", value=r["regressions"],
+                **turns, metric="progress_regressions", value=r["regressions"],
                 threshold=f"≥ {params.min_progress_regressions} polls of the same arguments whose progress fell below the poll before",
                 excess_tokens=int(r["billed_tokens"] or 0), excess_usd=None if usd is None else float(usd), tool_key=r["tool_key"],
                 explanation=(
@@ -91,7 +91,7 @@ def _progress_regressions(context: Context, params: Params) -> list[Finding]:
                     + (f"; {ratio_text}." if (ratio_text := context.ratio_text(r["session_id"])) else ".")
                 ),
                 evidence={"first_call": r["first_call"], "calls": r["polls"], "regressions": r["regressions"], "mcp": True,
-                          "fire_turn": r["fire_turn"] if known else None},
+                          "fire_turn": r["fire_turn"] if turns["first_turn"] is not None else None},
             )
         )
     return findings
