@@ -81,7 +81,7 @@ def test_tool_calls_outputs_and_the_request_that_asked_for_them():
     r = parse(
         meta(), model(),
         codex_line("response_item", {"type": "function_call", "name": "mcp__linear__list_issues", "arguments": '{"limit": 50}', "call_id": "call_1"}),
-        codex_line("response_item", {"type": "function_call_output", "call_id": "call_1", "output": '{"output":"boom","metadata":{"exit_code":2}}'}),
+        codex_line("response_item", {"type": "function_call_output", "call_id": "call_1", "output": '{"content":[{"type":"text","text":"boom"}],"isError":true}'}),
         codex_line("response_item", {"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch", "call_id": "call_2"}),
         codex_tokens((1000, 0, 50, 0), ts="2026-03-10T10:00:03.000Z"),
         codex_line("compacted", {"message": ""}),
@@ -105,6 +105,95 @@ def test_an_mcp_output_written_as_the_servers_whole_answer_carries_its_error_fla
         lines.append(codex_line("response_item", {"type": "function_call_output", "call_id": f"c{i}", "output": output}))
     r = parse(*lines)
     assert [r.tool_calls[f"c{i}"].get("is_error") for i in range(4)] == [True, False, None, None]
+
+
+def call(call_id, name, ts="2026-03-10T10:00:01.000Z", arguments="{}"):
+    return codex_line("response_item", {"type": "function_call", "name": name, "arguments": arguments, "call_id": call_id}, ts)
+
+
+def output(call_id, text, ts="2026-03-10T10:00:02.000Z"):
+    return codex_line("response_item", {"type": "function_call_output", "call_id": call_id, "output": text}, ts)
+
+
+def end(kind, call_id, ts="2026-03-10T10:00:02.000Z", **fields):
+    return codex_line("event_msg", {"type": kind, "call_id": call_id, **fields}, ts)
+
+
+def test_the_events_ending_a_tools_run_carry_what_its_output_lost():
+    """Codex writes ``*_end`` events when it persists its extended events (shapes of real rollouts): an MCP
+    answer's error flag, a request that failed (``Err``), a shell's exit code, a patch's success, and the run's
+    time. The output's text alone says nothing of them."""
+    mcp = {"server": "flags", "tool": "get_flags", "arguments": {}}
+    r = parse(
+        meta(), model(),
+        call("m1", "mcp__flags__get_flags"),
+        end("mcp_tool_call_end", "m1", invocation=mcp, duration={"secs": 1, "nanos": 250_000_000},
+            result={"Ok": {"content": [{"type": "text", "text": "upstream 503"}], "isError": True}}),
+        output("m1", '[{"type":"text","text":"upstream 503"}]'),
+        call("m2", "mcp__flags__get_flags"),
+        end("mcp_tool_call_end", "m2", invocation=mcp, duration={"secs": 0, "nanos": 1}, result={"Err": "timed out awaiting tools/call"}),
+        output("m2", "err: timed out awaiting tools/call"),
+        call("m3", "mcp__flags__get_flags"),
+        end("mcp_tool_call_end", "m3", invocation=mcp, result={"Ok": {"content": [], "is_error": None}}),
+        call("s1", "shell"),
+        end("exec_command_end", "s1", exit_code=2, duration={"secs": 0, "nanos": 40_000_000}, stdout="", stderr="nope"),
+        call("p1", "apply_patch"),
+        end("patch_apply_end", "p1", success=False, stdout="", stderr="patch failed"),
+        # The call's own line is missing (a cut log): the end event still names it.
+        end("mcp_tool_call_end", "m9", invocation={"server": "docs", "tool": "search"}, result={"Ok": {"content": []}}),
+        # No call id, or an outcome of an unknown shape: nothing to add, and no problem.
+        end("mcp_tool_call_end", None, result={"Err": "x"}),
+        end("exec_command_end", "s2", exit_code="2"),
+    )
+    got = {k: (v.get("is_error"), v.get("duration_ms"), v.get("duration_method")) for k, v in r.tool_calls.items()}
+    assert got == {
+        "m1": (True, 1250, "reported"),
+        "m2": (True, 0, "reported"),
+        "m3": (False, None, None),
+        "s1": (True, 40, "reported"),
+        "p1": (True, None, None),
+        "m9": (False, None, None),
+    }
+    assert (r.tool_calls["m9"]["tool_name"], r.tool_calls["m9"]["mcp_server"]) == ("mcp__docs__search", "docs")
+    assert r.problems == [] and r.lines_ok == r.lines_read
+
+
+def test_a_reported_time_beats_the_one_between_log_lines_whichever_comes_first():
+    early = parse(meta(), model(), call("s1", "shell"), output("s1", "ok", ts="2026-03-10T10:00:09.000Z"),
+                  end("exec_command_end", "s1", ts="2026-03-10T10:00:09.000Z", exit_code=0, duration={"secs": 2, "nanos": 0}))
+    late = parse(meta(), model(), call("s1", "shell"), end("exec_command_end", "s1", exit_code=0, duration={"secs": 2, "nanos": 0}),
+                 output("s1", "ok", ts="2026-03-10T10:00:09.000Z"))
+    for r in (early, late):
+        assert (r.tool_calls["s1"]["duration_ms"], r.tool_calls["s1"]["duration_method"], r.tool_calls["s1"]["is_error"]) == (2000, "reported", False)
+
+
+def test_the_header_codex_puts_above_a_shells_output_gives_its_exit_code_and_wall_time():
+    outputs = {
+        "a": "Exit code: 1\nWall time: 0.4 seconds\nOutput:\nTraceback (most recent call last):",
+        "b": "Chunk ID: 9f1c\nWall time: 0.0512 seconds\nProcess exited with code 0\nOriginal token count: 1\nOutput:\nok",
+        "c": "Exit code: 0\nWall time: 3 seconds\nTotal output lines: 900\nOutput:\nlots",
+        "d": "Chunk ID: 9f1d\nWall time: 5.0 seconds\nProcess running with session ID 12\nOriginal token count: 0\nOutput:\n",
+        "e": "Exit code: 1 is what the docs say\nOutput:\n",  # not Codex's header line
+        "f": "make: *** [all] Error 2\nExit code: 2\n",  # a command's own text, no header
+        "g": '{"output":"boom","metadata":{"exit_code":0,"duration_seconds":1.5}}',
+    }
+    objs = [meta(), model()]
+    for key, text in outputs.items():
+        objs += [call(key, "shell"), output(key, text, ts="2026-03-10T10:00:01.000Z")]
+    # The same header in an MCP server's answer is the server's own text: not read.
+    objs += [call("m", "mcp__runner__run"), output("m", outputs["a"], ts="2026-03-10T10:00:01.000Z")]
+    r = parse(*objs)
+    got = {k: (v.get("is_error"), v.get("duration_ms"), v.get("duration_method")) for k, v in r.tool_calls.items()}
+    assert got == {
+        "a": (True, 400, "reported"),
+        "b": (False, 51, "reported"),
+        "c": (False, 3000, "reported"),
+        "d": (None, 5000, "reported"),
+        "e": (None, 0, "timestamps"),
+        "f": (None, 0, "timestamps"),
+        "g": (False, 1500, "reported"),
+        "m": (None, 0, "timestamps"),
+    }
 
 
 def test_wrong_types_are_problems():

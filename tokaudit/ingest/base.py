@@ -171,11 +171,15 @@ def merge_llm_call(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def merge_tool_call(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """Fill each column from whichever half has it; derive duration from timestamps when both exist."""
+    """Fill each column from whichever half has it; derive duration from timestamps when both exist and
+    no part reported one."""
     merged = dict(old)
     for key, value in new.items():
         if value is not None and merged.get(key) is None:
             merged[key] = value
+    if new.get("duration_method") == "reported" and merged.get("duration_method") == "timestamps":
+        # A duration the tool or agent measured beats one read off two log lines' timestamps.
+        merged["duration_ms"], merged["duration_method"] = new["duration_ms"], "reported"
     if merged.get("duration_ms") is None and merged.get("ts_utc") and merged.get("result_ts_utc"):
         # No duration reported by the tool: the time between the request line and the result line.
         delta = merged["result_ts_utc"] - merged["ts_utc"]

@@ -34,6 +34,12 @@ session and tool calls, never model requests.
 The model is the latest ``turn_context.model`` (or ``info.model``); rows before
 any is known have a NULL model (shown as unpriced). Function, custom and web-search tool calls
 become tool calls; ``compacted`` / ``context_compacted`` become events.
+
+A tool call's error flag and run time come only from what Codex wrote itself: the header above a
+shell's output or its JSON metadata, an MCP output kept as the whole ``CallToolResult``, and the
+``mcp_tool_call_end`` / ``exec_command_end`` / ``patch_apply_end`` events Codex writes when it
+persists its extended events (matched to the call by ``call_id``). The text of an MCP answer is the
+server's, so it is never read for a flag.
 """
 
 from __future__ import annotations
@@ -113,6 +119,14 @@ class EventMsg(Struct):
     type: str | None = None
     info: TokenInfo | None = None
     message: Raw = Raw(b"null")
+    # The end of a tool's run (``*_end`` events, which Codex writes when it persists its extended events):
+    # kept raw, read leniently, so a shape Codex changes later never makes the line a problem.
+    call_id: Raw = Raw(b"null")
+    invocation: Raw = Raw(b"null")
+    result: Raw = Raw(b"null")
+    exit_code: Raw = Raw(b"null")
+    success: Raw = Raw(b"null")
+    duration: Raw = Raw(b"null")
 
 
 class ResponseItem(Struct):
@@ -191,25 +205,66 @@ def _as_text(raw: Raw) -> bytes:
     return bytes(raw)
 
 
-def _output_is_error(text: bytes) -> bool | None:
-    """Whether a tool's output says it failed, where the rollout keeps that: Codex shell outputs are JSON
-    ``{"output", "metadata": {"exit_code"}}``; an MCP call's output is, in the Codex versions that write the
-    server's whole answer, the MCP ``CallToolResult`` as JSON (``{"content": [...], "isError": true}``). Later
-    versions keep the answer's text only, and other outputs say nothing: None."""
-    if not text.startswith(b"{"):
+def _output_outcome(text: bytes, tool_kind: str | None) -> tuple[bool | None, int | None]:
+    """Whether a tool's output says it failed, and how long Codex says it ran (ms), where the rollout keeps them.
+
+    Codex writes its own shell outputs either as JSON ``{"output", "metadata": {"exit_code",
+    "duration_seconds"}}`` or as text under a header of its own (``Exit code: 1`` / ``Process exited with
+    code 1``, ``Wall time: 0.4 seconds``, then ``Output:``). An MCP call's output is, in the Codex versions
+    that write the server's whole answer, the MCP ``CallToolResult`` as JSON (``{"content": [...],
+    "isError": true}``); later versions keep the answer's text only, which says nothing. A shell header is
+    not read from an MCP output, nor a ``CallToolResult`` from a shell's: a server writes its own text.
+    ``tool_kind`` is None when the call was logged before this part of the file (a grown file).
+    """
+    if text.startswith(b"{"):
+        try:
+            value = _any.decode(text)
+        except (msgspec.DecodeError, RecursionError):
+            return None, None
+        if not isinstance(value, dict):
+            return None, None
+        meta = value.get("metadata")
+        if tool_kind != "mcp" and isinstance(meta, dict) and _is_int(meta.get("exit_code")):
+            seconds = meta.get("duration_seconds")
+            return meta["exit_code"] != 0, _seconds_ms(seconds)
+        if tool_kind in ("mcp", None) and isinstance(value.get("isError"), bool) and isinstance(value.get("content"), list):
+            return value["isError"], None
+        return None, None
+    if tool_kind == "mcp":
+        return None, None
+    return _shell_header(text)
+
+
+_HEADER_EXIT = re.compile(rb"(?:Exit code: |Process exited with code )(-?\d{1,10})")
+_HEADER_WALL = re.compile(rb"Wall time: (\d{1,9}(?:\.\d{1,9})?) seconds")
+
+
+def _shell_header(text: bytes) -> tuple[bool | None, int | None]:
+    """The exit code and wall time of the header Codex puts above a shell command's output (a few
+    ``Name: value`` lines, then ``Output:``); nothing when the text has no such header."""
+    head = text[:1024].split(b"\n", 9)
+    if b"Output:" not in (line.rstrip(b"\r") for line in head[:8]):
+        return None, None
+    exit_code = duration_ms = None
+    for line in head[:8]:
+        line = line.rstrip(b"\r")
+        if line == b"Output:":
+            break
+        if (m := _HEADER_EXIT.fullmatch(line)) is not None:
+            exit_code = int(m[1])
+        elif (m := _HEADER_WALL.fullmatch(line)) is not None:
+            duration_ms = _seconds_ms(float(m[1]))
+    return (None if exit_code is None else exit_code != 0), duration_ms
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _seconds_ms(seconds: Any) -> int | None:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < 10**9:
         return None
-    try:
-        value = _any.decode(text)
-    except (msgspec.DecodeError, RecursionError):
-        return None
-    if not isinstance(value, dict):
-        return None
-    meta = value.get("metadata")
-    if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
-        return meta["exit_code"] != 0
-    if isinstance(value.get("isError"), bool) and isinstance(value.get("content"), list):
-        return value["isError"]
-    return None
+    return round(seconds * 1000)
 
 
 def parse(lines: Iterable[Line], *, path: str, state: dict[str, Any] | None = None) -> ParseResult:
@@ -340,6 +395,9 @@ def _in_fork_replay(st: dict[str, Any], ts: datetime | None) -> bool:
 
 
 def _event_line(result: ParseResult, line: Line, event: EventMsg, session_id: str, ts: datetime | None) -> str | None:
+    if event.type in _TOOL_END_EVENTS:
+        _tool_end(result, event, session_id)
+        return None
     if event.type != "token_count":
         kind = _EVENT_KINDS.get(event.type or "")
         if kind:
@@ -367,6 +425,55 @@ def _event_line(result: ParseResult, line: Line, event: EventMsg, session_id: st
     st["totals"] = totals
     _add_call(result, line, delta, info, session_id, ts)
     return None
+
+
+# Events that close a tool's run, which Codex writes beside the call and its output when it persists its
+# extended events: they carry what the output's text lost (an MCP answer's error flag) and the run's time.
+_TOOL_END_EVENTS = frozenset({"mcp_tool_call_end", "exec_command_end", "patch_apply_end"})
+
+
+def _tool_end(result: ParseResult, event: EventMsg, session_id: str) -> None:
+    """Add to a tool call what the event ending its run says: whether it failed, how long it took, and for
+    an MCP call its server and tool (so a call whose request line is missing is still named)."""
+    call_id = _any.decode(event.call_id)
+    if not isinstance(call_id, str) or not call_id:
+        return
+    row: dict[str, Any] = {"tool_call_id": call_id, "session_id": session_id}
+    is_error = _end_is_error(event)
+    if is_error is not None:
+        row["is_error"] = is_error
+    duration = _any.decode(event.duration)
+    if isinstance(duration, dict) and _is_int(duration.get("secs")) and _is_int(duration.get("nanos")):
+        row["duration_ms"] = duration["secs"] * 1000 + round(duration["nanos"] / 1e6)
+        row["duration_method"] = "reported"
+    invocation = _any.decode(event.invocation)
+    if isinstance(invocation, dict) and isinstance(invocation.get("server"), str) and isinstance(invocation.get("tool"), str):
+        server, tool = invocation["server"], invocation["tool"]
+        row.update(tool_name=f"mcp__{server}__{tool}", tool_kind="mcp", mcp_server=server, mcp_tool=tool)
+    if len(row) > 2:
+        result.add_tool_call(row)
+
+
+def _end_is_error(event: EventMsg) -> bool | None:
+    """A run's failure as its end event records it: a shell's exit code, a patch's success, an MCP call's
+    ``Err`` (the request failed) or its answer's ``isError``."""
+    exit_code = _any.decode(event.exit_code)
+    if _is_int(exit_code):
+        return exit_code != 0
+    success = _any.decode(event.success)
+    if isinstance(success, bool):
+        return not success
+    outcome = _any.decode(event.result)
+    if not isinstance(outcome, dict):
+        return None
+    if "Err" in outcome:
+        return True
+    answer = outcome.get("Ok", outcome)
+    flag = answer.get("isError", answer.get("is_error")) if isinstance(answer, dict) else None
+    if isinstance(flag, bool):
+        return flag
+    # An answer the request got (``Ok``) with no flag is a success: MCP's ``isError`` defaults to false.
+    return False if "Ok" in outcome else None
 
 
 def _add_call(result: ParseResult, line: Line, delta: list[int], info: TokenInfo, session_id: str, ts: datetime | None) -> None:
@@ -439,6 +546,8 @@ def _response_item_line(result: ParseResult, line: Line, item: ResponseItem, ses
         result.state["pending_tools"].append(tool_call_id)
     elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output") and item.call_id:
         text = _as_text(item.output)
+        call = result.tool_calls.get(item.call_id)
+        is_error, duration_ms = _output_outcome(text, call.get("tool_kind") if call else None)
         result.add_tool_call(
             {
                 **result_features(text),
@@ -450,7 +559,9 @@ def _response_item_line(result: ParseResult, line: Line, item: ResponseItem, ses
                 "result_sha256": sha256_hex(text),
                 "result_content_types": "text",
                 "result_truncated": False,
-                "is_error": _output_is_error(text),
+                "is_error": is_error,
+                "duration_ms": duration_ms,
+                "duration_method": "reported" if duration_ms is not None else None,
             }
         )
     return None
