@@ -122,3 +122,34 @@ def test_a_usage_line_mentioning_snapshots_is_not_skipped():
     line = claude_assistant(cwd="/home/dev/file-history-snapshot-tool")
     r = parse(line)
     assert r.llm_calls and r.skipped == {}
+
+
+def with_iterations(line, *steps):
+    line["message"]["usage"]["iterations"] = list(steps)
+    return line
+
+
+STEP = {"type": "message", "input_tokens": 5, "output_tokens": 10, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 100}
+COMPACTION = {"type": "compaction", "input_tokens": 180_000, "output_tokens": 3_500, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+ADVISOR = {"type": "advisor_message", "model": "claude-opus-4-6", "input_tokens": 823, "output_tokens": 531, "cache_read_input_tokens": 0,
+           "cache_creation_input_tokens": 40, "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 40}}
+
+
+def test_steps_of_a_request_its_top_level_usage_leaves_out_are_requests_of_their_own():
+    """Anthropic's ``usage.iterations``: a server-side compaction's summary and an advisor's sub-inference are
+    billed, but the top-level usage counts only the request's own steps (``message``). Each becomes a row of its
+    own (the advisor's under its model), kept with the line that carries the request; a step of an unknown type or
+    shape is left out, and the request is not."""
+    odd = {"type": "advisor_message", "input_tokens": "many"}
+    r = parse(
+        with_iterations(claude_assistant(out=3), STEP),  # a streaming placeholder: superseded
+        with_iterations(claude_assistant(out=10, stop="end_turn"), STEP, COMPACTION, ADVISOR, {"type": "future_step", "input_tokens": 9}, odd),
+    )
+    assert sorted(r.llm_calls) == ["claude:msg_1:req_1", "claude:msg_1:req_1#1:compaction", "claude:msg_1:req_1#2:advisor_message"]
+    main, compaction, advisor = (r.llm_calls[k] for k in sorted(r.llm_calls))
+    assert (main["input_tokens"], main["output_tokens"], main["model"]) == (5, 10, "claude-sonnet-4-5-20250929")
+    assert (compaction["input_tokens"], compaction["output_tokens"], compaction["model"]) == (180_000, 3_500, "claude-sonnet-4-5-20250929")
+    assert (advisor["input_tokens"], advisor["output_tokens"], advisor["model"]) == (823, 531, "claude-opus-4-6")
+    assert (advisor["cache_write_5m_tokens"], advisor["cache_write_1h_tokens"], advisor["cache_ttl_known"]) == (0, 40, True)
+    assert advisor["message_id"] == main["message_id"] and advisor["line_no"] == main["line_no"] == 2
+    assert r.problems == [] and r.lines_ok == 2

@@ -35,7 +35,10 @@ Quirks handled:
 * ``file-history-snapshot`` lines (can be hundreds of MB, ccusage#873) are
   skipped before parsing; other UI/state line types are skipped by rule
   ``type:<name>``;
-* any JSON whitespace is accepted (ccusage only reads compact ``"usage":{``).
+* any JSON whitespace is accepted (ccusage only reads compact ``"usage":{``);
+* steps of a request that its top-level usage leaves out though they are billed
+  (``usage.iterations`` of type ``compaction`` or ``advisor_message``) become
+  requests of their own, keyed ``<request key>#<position>:<type>``.
 """
 
 from __future__ import annotations
@@ -90,6 +93,25 @@ class Usage(Struct):
     server_tool_use: ServerToolUse | None = None
     service_tier: str | None = None
     speed: str | None = None
+    iterations: Raw = Raw(b"null")  # read leniently (_iterations): a new shape must not cost the line its usage
+
+
+class Iteration(Struct):
+    """One sampling step of a request (Anthropic's ``usage.iterations``)."""
+
+    type: str | None = None
+    model: str | None = None
+    input_tokens: Tokens | None = None
+    output_tokens: Tokens | None = None
+    cache_creation_input_tokens: Tokens | None = None
+    cache_read_input_tokens: Tokens | None = None
+    cache_creation: CacheCreation | None = None
+
+
+# Steps of a request that its top-level usage leaves out, though they are billed: the summary a
+# server-side compaction writes (by the request's model), and an advisor's sub-inference (by the advisor's
+# model, at its rates). Other steps (``message``) are what the top-level usage adds up.
+EXTRA_ITERATIONS = ("compaction", "advisor_message")
 
 
 class Block(Struct):
@@ -415,12 +437,7 @@ def _add_call(result: ParseResult, line: Line, obj: ClaudeLine, session_id: str,
     else:
         call_key = f"claude-line:{session_id}:{obj.uuid or line.line_no}"
         result.add_event({"line_no": line.line_no, "session_id": session_id, "ts_utc": ts, "kind": "no_dedup_key", "detail": "assistant usage without message.id"})
-    cache_write = usage.cache_creation_input_tokens or 0
-    split = usage.cache_creation
-    if split is not None and (split.ephemeral_5m_input_tokens is not None or split.ephemeral_1h_input_tokens is not None):
-        write_5m, write_1h, ttl_known = split.ephemeral_5m_input_tokens or 0, split.ephemeral_1h_input_tokens or 0, True
-    else:
-        write_5m, write_1h, ttl_known = cache_write, 0, cache_write == 0
+    write_5m, write_1h, ttl_known = _cache_writes(usage.cache_creation_input_tokens, usage.cache_creation)
     known = result.llm_calls.get(call_key)
     if known is not None:
         line_total = (usage.input_tokens or 0) + (usage.cache_read_input_tokens or 0) + write_5m + write_1h + (usage.output_tokens or 0)
@@ -458,7 +475,53 @@ def _add_call(result: ParseResult, line: Line, obj: ClaudeLine, session_id: str,
             "speed": usage.speed,
         }
     )
+    for index, step in _iterations(usage.iterations):
+        # Its own request row (keyed under the request's), kept with the line that carries the request.
+        s_5m, s_1h, s_ttl_known = _cache_writes(step.cache_creation_input_tokens, step.cache_creation)
+        result.add_llm_call(
+            {
+                **result.llm_calls[call_key],
+                "call_key": f"{call_key}#{index}:{step.type}",
+                "model": step.model or message.model,
+                "input_tokens": step.input_tokens or 0,
+                "cache_read_tokens": step.cache_read_input_tokens or 0,
+                "cache_write_5m_tokens": s_5m,
+                "cache_write_1h_tokens": s_1h,
+                "output_tokens": step.output_tokens or 0,
+                "web_search_requests": 0,
+                "output_is_lower_bound": False,
+                "cache_ttl_known": s_ttl_known,
+                "stop_reason": None,
+                "speed": None,
+            }
+        )
     return call_key
+
+
+def _cache_writes(total: int | None, split: CacheCreation | None) -> tuple[int, int, bool]:
+    """(5-minute, 1-hour, TTL known): the split when the log gives it, else every write booked as 5-minute."""
+    if split is not None and (split.ephemeral_5m_input_tokens is not None or split.ephemeral_1h_input_tokens is not None):
+        return split.ephemeral_5m_input_tokens or 0, split.ephemeral_1h_input_tokens or 0, True
+    return total or 0, 0, not total
+
+
+def _iterations(raw: Raw) -> list[tuple[int, Iteration]]:
+    """The steps of ``usage.iterations`` its top-level usage leaves out (``EXTRA_ITERATIONS``), with their
+    positions. A step of another shape is left out, never the request."""
+    try:
+        steps = _any_decoder.decode(raw) if raw else None
+    except (msgspec.DecodeError, RecursionError):
+        return []
+    if not isinstance(steps, list):
+        return []
+    out = []
+    for index, step in enumerate(steps):
+        if isinstance(step, dict) and step.get("type") in EXTRA_ITERATIONS:
+            try:
+                out.append((index, msgspec.convert(step, Iteration)))
+            except msgspec.ValidationError:
+                continue
+    return out
 
 
 def _add_tool_use(result: ParseResult, line: Line, block: Block, session_id: str, call_key: str | None, ts: datetime | None) -> None:
