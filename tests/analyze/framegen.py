@@ -10,8 +10,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from tokaudit.analyze.frames import PROGRESS_SQL, Frames, _session_totals, steering_sql
+from tokaudit.analyze.frames import Frames, _session_totals
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
+from tokaudit.analyze.steering import PROGRESS_SQL, steering_sql
 from tokaudit.ingest.base import result_features
 from tokaudit.ingest.skeleton import args_values
 
@@ -95,7 +96,7 @@ def _skeleton(args: str) -> str:
 
 
 def _with_steering(tools: pl.DataFrame) -> pl.DataFrame:
-    """The ``steered`` flag by the store's own rule (``analyze.frames.steering_sql``), run by DuckDB."""
+    """The ``steered`` flag by the store's own rule (``analyze.steering.steering_sql``), run by DuckDB."""
     con = duckdb.connect()
     con.register("t", tools.select("tool_call_id", "session_id", "tool_key", "call_idx", "args_bytes", "args_hash", "_args_values", "_skeleton", "_excerpt").to_arrow())
     flags = con.sql(

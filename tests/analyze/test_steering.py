@@ -1,4 +1,4 @@
-"""The steering rule (``analyze.frames.steering_sql``) on small sequences of calls of one tool."""
+"""The steering rule (``analyze.steering.steering_sql``) on small sequences of calls of one tool."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import duckdb
 import pytest
 
-from tokaudit.analyze.frames import steering_sql
+from tokaudit.analyze.steering import steering_sql
 from tokaudit.ingest.base import result_features
 from tokaudit.ingest.skeleton import args_skeleton, args_values
 

@@ -9,7 +9,8 @@ import pytest
 
 from tokaudit.analyze import steering_cache
 from tokaudit.analyze.audit import run_audit
-from tokaudit.analyze.frames import load_frames, steering_sql
+from tokaudit.analyze.frames import load_frames
+from tokaudit.analyze.steering import steering_sql
 from tokaudit.ingest.runner import ingest_paths
 from tokaudit.simulate import simulate
 from tokaudit.store import open_store

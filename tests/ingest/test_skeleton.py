@@ -58,11 +58,11 @@ def test_argument_values_keep_a_urls_query_string_and_cut_text_short():
 
 
 def test_the_audits_value_head_is_the_head_ingest_kept():
-    """``analyze.frames.HEAD`` (SQL) reads the values ``args_values`` stored: a text's head without the end
+    """``analyze.steering.HEAD`` (SQL) reads the values ``args_values`` stored: a text's head without the end
     ingest kept beside it, so a draft re-sent grown at its end has the same head; tokens and short text whole."""
     import duckdb
 
-    from tokaudit.analyze.frames import HEAD
+    from tokaudit.analyze.steering import HEAD
 
     draft = "Dear team, the quarterly figures are attached and the summary follows below. " * 3
     values = [

@@ -1,6 +1,6 @@
 """The steering rule's verdicts, kept in the store from one audit to the next.
 
-``analyze.frames.steering_sql`` compares every tool call with the calls before it in its session:
+``analyze.steering.steering_sql`` compares every tool call with the calls before it in its session:
 three window partitionings over all calls and a rule per argument value, most of a large audit's
 time (``benchmarks/results-detectors-speed.md``). Its verdicts depend on nothing but the session's
 own tool calls as ``store.queries.tool_calls_sql`` folds them. So an audit stores them per session

@@ -7,7 +7,7 @@ alone — batch edits, pagination and polling make long runs too.
 
 Progress regressions (metric ``progress_regressions``): an MCP tool polled with the
 same arguments whose result's progress meter (a number under a progress-like key,
-``analyze.frames.PROGRESS_SQL``: "progress": 0.4, <progress>0.4</progress>; a bare "3/8" is as
+``analyze.steering.PROGRESS_SQL``: "progress": 0.4, <progress>0.4</progress>; a bare "3/8" is as
 often a listing's ready count as progress) fell below the previous poll's on
 ``min_progress_regressions`` or more polls of a session — a server stalling the agent
 ("shard 7 re-queued", progress back to 20 %) while every poll re-sends the whole
