@@ -46,11 +46,11 @@ A session is flagged when:
   its own finding);
 * reasoning overthinking (D10) fired after a result from outside the user's machine (an MCP server's,
   or a built-in tool reading the web: D10 evidence ``external``), beyond anything the session thought
-  over its own tools' results (D10 evidence ``beyond_own``; else with the cost gate) — after the agent's own tools (a
-  failing test run, a patch), where thinking hard is the work, with the session costing at least
-  ``min_cost_ratio`` × its cohort median and the request standing out from its session (D10 evidence
-  ``stands_out``: a session thinking hard on most requests is a hard task); for smaller decoys in every
-  result of one tool (D10 evidence ``repeated``), with that cost;
+  over its own tools' results (D10 evidence ``beyond_own``; else with the cost gate); for smaller decoys in
+  every result of one tool (D10 evidence ``repeated``), with that cost. A spike after the agent's own tools
+  (a failing test run, a file, a patch) stays its own finding however costly the session: a hard task
+  thinks hard over them, in bursts that stand out from its session, and that thinking is what it costs
+  (blind probes: honest race-condition hunts at 1.5–2.7× their cohort, 9 of 13 convicted when it counted);
 * for a session whose cost was estimated from its tool traffic (an MCP transcript recorded alone,
   ``cohorts.with_traffic_estimates``) the same gates apply to that estimate, except that a result far
   above its tool's usual size (D2) does not count: the estimate is made of those sizes;
@@ -60,7 +60,9 @@ A session is flagged when:
   server (a shadow tool wanting a digest on every step), or cost ≥
   ``min_cost_ratio`` × its cohort. A change inferred from the agent's log (D12
   without a transcript) rests on a cache miss itself, so D8 does not count
-  beside it.
+  beside it, and the cost alone convicts beside it only at ``min_weak_cost_ratio``:
+  a provider loses a warm cache on its own now and then, and a poll of a server's
+  other tool right after it is a costly session's ordinary shape.
 
 A cycle or a steered chain of the agent's own tools alone (read, edit, run the
 same test again) is coding work, whatever it cost: it stays its own finding, as do near-duplicate
@@ -257,16 +259,16 @@ def detect(context: Context, params: Params) -> list[Finding]:
         # lookups with long coding work, so a blowup against that broad cohort stays its own finding.
         if any(f.detector == "cost_blowup" and f.evidence.get("cohort") == "task" for f in found):
             reasons.append("cost")
-        # Smaller decoys in every result of one tool (evidence "repeated") ask the cost gate too; so does a spike after
-        # the agent's own tools, which must also stand out from its session (a hard task thinks hard throughout, and
-        # that thinking is what it costs).
-        if any(f.detector == "overthinking"
-               and ((f.evidence.get("external", True) and not f.evidence.get("repeated") and f.evidence.get("beyond_own", True))
-                    or (ratio is not None and ratio >= params.min_cost_ratio
-                        and (f.evidence.get("repeated") or f.evidence.get("external", True) or f.evidence.get("stands_out", True))))
+        # Smaller decoys in every result of one tool (evidence "repeated") ask the cost gate too. A spike after the
+        # agent's own tools never convicts: hard tasks think hardest there, and that is what they cost.
+        if any(f.detector == "overthinking" and f.evidence.get("external", True)
+               and ((not f.evidence.get("repeated") and f.evidence.get("beyond_own", True))
+                    or (ratio is not None and ratio >= params.min_cost_ratio))
                for f in found):
             reasons.append("overthinking")
         seen_change = any(f.detector == "tool_surface_change" and f.metric in SEEN_CHANGES for f in found)
+        # The cost a change convicts beside: a change inferred from a cache loss alone asks a clear blowup.
+        surface_cost_ratio = params.min_cost_ratio if seen_change else params.min_weak_cost_ratio
         surface_changed = any(f.detector == "tool_surface_change" and f.metric in SURFACE_CHANGES for f in found)
         changed_servers = {_server(f.tool_key) for f in found if f.detector == "tool_surface_change" and f.tool_key}
         # A chain through the changed server: evidence of its own (payload withholding only supports one; a weak
@@ -278,7 +280,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         written = max((args_by_server.get((session_id, server), 0) for server in changed_servers), default=0)
         if surface_changed and (
             ("cache_miss_spend" in names and seen_change) or chain_on_changed or written >= params.min_changed_server_args_tokens
-            or (ratio is not None and ratio >= params.min_cost_ratio)
+            or (ratio is not None and ratio >= surface_cost_ratio)
         ):
             reasons.append("tool surface")
         if not reasons:

@@ -23,10 +23,10 @@ from a tool that rarely produces them, reasoning-effort changes. Whether the
 result came from outside the user's machine — an MCP server's, or a built-in
 tool reading the web (``EXTERNAL_TOOL_PATTERN``) — is in the evidence
 (``external``): a model thinking hard over its own test run or patch is
-working, and the combined verdict asks a cost blowup beside it — and that the request stood out from
-its own session (``stands_out``: ≥ ``min_times_session_median`` × the session's median request): a
-session thinking that hard on most of its requests is a hard task, whose thinking is its cost.
-Whether it thought more than after any of the session's own tools' results is in the evidence too
+working, so the combined verdict leaves such a spike to this finding. Whether the request stood out
+from its own session is in the evidence (``stands_out``: ≥ ``min_times_session_median`` × the
+session's median request; a session thinking that hard on most of its requests is a hard task), and
+whether it thought more than after any of the session's own tools' results is too
 (``beyond_own``): a decoy makes the model think beyond anything else in its session, a hard task
 also over its own files and test runs.
 

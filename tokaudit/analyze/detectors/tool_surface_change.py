@@ -136,8 +136,11 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
     tools = context.tools.filter(pl.col("is_mcp") & (pl.col("turn") >= 0)).with_columns(pl.col("mcp_server").fill_null(UNNAMED_SERVER))
     if tools.is_empty():
         return []
-    # A new tool of a server already in use: its first call came after the server's first call.
-    firsts = tools.group_by("session_id", "mcp_server", "tool_key").agg(pl.col("turn").min().alias("tool_first"))
+    # A new tool of a server already in use: its first call came after the server's first call. Tools count by
+    # the names the server gave them (``tool_key`` masks numbers): a tool re-published as lookup_v2, then v3, is new
+    # each time.
+    tools = tools.with_columns(pl.coalesce("mcp_tool_name", "tool_key").alias("_name"))
+    firsts = tools.group_by("session_id", "mcp_server", "_name").agg(pl.col("turn").min().alias("tool_first"), pl.col("tool_key").first())
     firsts = firsts.with_columns(pl.col("tool_first").min().over("session_id", "mcp_server").alias("server_first"))
     new_tools = firsts.filter(pl.col("tool_first") > pl.col("server_first"))
     # A transcript of the server says what its surface did: no guessing there.
@@ -171,7 +174,7 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
     # one says nothing.
     found = found.filter(pl.col("turn").n_unique().over("session_id") == pl.col("_losses"))
     # One finding per new tool: the cache break closest before its first call.
-    found = found.sort("turn", descending=True).unique(["session_id", "tool_key"], keep="first").sort("session_id", "turn")
+    found = found.sort("turn", descending=True).unique(["session_id", "_name"], keep="first").sort("session_id", "turn")
     out = []
     for d in found.iter_rows(named=True):
         lost = d["prev_input"] - d["cache_read_tokens"]
@@ -186,7 +189,7 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
                 explanation=(
                     f"Inferred from the agent's log (no tools/list of {_server_name(d['mcp_server'])} was read): request {d['turn']} read "
                     f"{d['cache_read_tokens']:,} of the {d['prev_input']:,} prompt tokens the request {d['gap_s']:.0f} s before it had "
-                    f"sent, with no compaction or model switch between them, and then the model called {d['tool_key']!r} for the first "
+                    f"sent, with no compaction or model switch between them, and then the model called {d['_name']!r} for the first "
                     f"time though it had used {'MCP' if d['mcp_server'] == UNNAMED_SERVER else 'that server'} before. The cache held "
                     "on the session's other requests. Tool definitions come first in the prompt, so the server most likely "
                     "changed its tool surface mid-session (a rug pull adds a tool this way). Record the server's traffic "
