@@ -1617,3 +1617,28 @@ def test_a_surface_change_inferred_from_a_cache_loss_convicts_beside_its_cost_on
         assert by(findings, "tool_surface_change", s.session_id)
         assert bool(by(findings, "economic_dos", s.session_id)) is verdict
         assert (context_ratio(s) >= 2.0) is verdict and (reads != 3 or context_ratio(s) >= 1.5)
+
+
+def test_a_tool_re_published_while_the_agent_works_on_its_own_files_is_inferred_from_most_losses():
+    """The server re-publishes its tool four times while the agent reads and edits its own files: each time the
+    cache is lost, the model calls the new version a request or two later, and one version it never calls."""
+    s = Session("claude-code:churn-work")
+    s.turn(tools=[("fleet/lookup_vin_v1", '{"vin":"1HGCM82633A004352"}', "Honda Accord 2003, silver")])
+    for k in range(3):
+        s.turn(tools=[("Read", f'{{"file_path":"/src/m{k}.py"}}', f"module {k} " * 50)])
+    for v, called in ((2, True), (3, False), (4, True), (5, True)):
+        s.turn(tools=[("Read", f'{{"file_path":"/src/v{v}.py"}}', "def f(): ..." * 20)], cache_read_share=0.0)
+        s.turn(tools=[("Edit", f'{{"file_path":"/src/v{v}.py","old":"a","new":"b"}}', "ok")])
+        if called:
+            vin, car = VINS[v]
+            s.turn(tools=[(f"fleet/lookup_vin_v{v}", f'{{"vin":"{vin}"}}', car)])
+        s.turn(tools=[("Read", f'{{"file_path":"/src/w{v}.py"}}', "def g(): ..." * 20)])
+    s.turn(stop_reason="end_turn")
+    for call in s.tools:
+        if call["mcp_server"]:
+            call["tool_key"] = "fleet/lookup_vin_v#"
+    inferred = by(audit(*benign(30), s), "tool_surface_change", s.session_id)
+    assert sorted(f.explanation.split("called ")[1].split(" ")[0] for f in inferred) == ["'lookup_vin_v2'", "'lookup_vin_v4'", "'lookup_vin_v5'"]
+    assert {(f.evidence["cache_losses"], f.evidence["explained_losses"]) for f in inferred} == {(4, 3)}
+    # Asked to explain more than three losses in four, the same session says nothing.
+    assert not by(audit(*benign(30), s, tool_surface_change={"min_explained_share": 0.8}), "tool_surface_change", s.session_id)
