@@ -59,3 +59,19 @@ def test_pyproject_without_tokaudit_is_not_parsed(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.tokaudit]\ndb = \n')
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config()
+
+
+def test_the_readmes_configuration_example_loads_and_names_real_settings(tmp_path, monkeypatch):
+    """A user copies the README's ``tokaudit.toml`` example: it must be valid TOML (one table per detector) and every
+    setting in it must be one the detectors have."""
+    from pathlib import Path
+
+    from tokaudit.analyze.detectors import resolve_params
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    example = readme.split("# tokaudit.toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "tokaudit.toml").write_text(example, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    config = load_config(None)
+    assert config.detectors and "tool_surface_change" in config.detectors
+    resolve_params(config.detectors)  # an unknown setting is an error that names it
