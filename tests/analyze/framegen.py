@@ -71,7 +71,7 @@ class Session:
                 {
                     "session_id": self.session_id, "tool_call_id": f"{self.session_id}:t{idx}", "call_hash": hash(f"{self.session_id}:{turn}"),
                     "request_hash": hash(f"{self.session_id}:{turn}"), "ts_utc": ts, "turn": turn, "mcp_server": server or None, "is_mcp": bool(server), "tool_key": tool_key,
-                    "mcp_tool_name": name if server else None,
+                    "mcp_tool_name": tool_key if server and re.search("[0-9]", name) else None,
                     "args_bytes": len(args), "skel_hash": hash(_skeleton(args)), "args_hash": hash(args),
                     "result_hash": hash(result),
                     "args_tokens": args_tokens, "args_tokens_method": "heuristic:bytes/4", "result_bytes": len(result),

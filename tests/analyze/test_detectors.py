@@ -1605,7 +1605,7 @@ def test_a_tool_re_published_under_new_version_names_is_a_new_tool_each_time():
     inferred = by(audit(*benign(30), s), "tool_surface_change", s.session_id)
     assert [f.metric for f in inferred] == ["inferred_surface_change"] * 3
     assert sorted(f.first_turn for f in inferred) == [2, 5, 8]
-    assert "'lookup_vin_v4' for the first time" in max(inferred, key=lambda f: f.first_turn).explanation
+    assert "'fleet/lookup_vin_v4' for the first time" in max(inferred, key=lambda f: f.first_turn).explanation
 
 
 def test_a_surface_change_inferred_from_a_cache_loss_convicts_beside_its_cost_only_at_a_clear_blowup():
@@ -1638,7 +1638,7 @@ def test_a_tool_re_published_while_the_agent_works_on_its_own_files_is_inferred_
         if call["mcp_server"]:
             call["tool_key"] = "fleet/lookup_vin_v#"
     inferred = by(audit(*benign(30), s), "tool_surface_change", s.session_id)
-    assert sorted(f.explanation.split("called ")[1].split(" ")[0] for f in inferred) == ["'lookup_vin_v2'", "'lookup_vin_v4'", "'lookup_vin_v5'"]
+    assert sorted(f.explanation.split("called ")[1].split(" ")[0] for f in inferred) == ["'fleet/lookup_vin_v2'", "'fleet/lookup_vin_v4'", "'fleet/lookup_vin_v5'"]
     assert {(f.evidence["cache_losses"], f.evidence["explained_losses"]) for f in inferred} == {(4, 3)}
     # Asked to explain more than three losses in four, the same session says nothing.
     assert not by(audit(*benign(30), s, tool_surface_change={"min_explained_share": 0.8}), "tool_surface_change", s.session_id)

@@ -17,7 +17,8 @@ quote afterwards (``analyze.audit``).
 * ``tools`` — one row per tool call (a call recorded twice counted once), sorted
   by session and order (``call_idx``): ``turn`` of the request that asked for it
   (or the latest request before it), ``tool_key`` (``server/tool`` for MCP tools, numbers in
-  the tool's name masked as ``#``: ``fetch_part_#`` — else the tool name; ``mcp_tool_name``: an MCP tool's name unmasked), argument and result tokens with their methods, hashes of
+  the tool's name masked as ``#``: ``fetch_part_#`` — else the tool name; ``mcp_tool_name``: the key unmasked, where
+  it was masked), argument and result tokens with their methods, hashes of
   the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
   long strings stay in the store) and of the exact result (``result_hash``), ``sig0``…``sig7`` (the result's word MinHash),
   ``result_compress_ratio`` (how repetitive a result of 2 KiB or more is; NULL for smaller ones),
@@ -351,8 +352,10 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                         ELSE t.args_values END AS args_values,
                    t.args_skeleton, t.result_excerpt,
                    {is_mcp} AS is_mcp,
-                   -- The name as the server gave it (``tool_key`` masks its numbers): a tool renamed lookup_v2, v3 … is new each time.
-                   CASE WHEN {is_mcp} THEN coalesce(t.mcp_tool, t.tool_name) END AS mcp_tool_name
+                   -- The name as the server gave it, where ``tool_key`` masked numbers in it: a tool renamed lookup_v2, v3 … is
+                   -- new each time. (NULL elsewhere: the steering rule's windows carry every column, and a NULL costs them nothing.)
+                   CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
+                        THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) END AS mcp_tool_name
             FROM ({folded}) AS t"""
     rule = steering_sql("computed", _TOOLS_ORDER, mcp="is_mcp")
     # The rule's verdicts of sessions an earlier audit computed are read back from the store. (Its

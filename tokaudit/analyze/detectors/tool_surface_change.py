@@ -143,8 +143,8 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
     if tools.is_empty():
         return []
     # A new tool of a server already in use: its first call came after the server's first call. Tools count by
-    # the names the server gave them (``tool_key`` masks numbers): a tool re-published as lookup_v2, then v3, is new
-    # each time.
+    # the names the server gave them (``tool_key`` masks numbers; ``mcp_tool_name`` is the key unmasked): a tool
+    # re-published as lookup_v2, then v3, is new each time.
     tools = tools.with_columns(pl.coalesce("mcp_tool_name", "tool_key").alias("_name"))
     firsts = tools.group_by("session_id", "mcp_server", "_name").agg(pl.col("turn").min().alias("tool_first"), pl.col("tool_key").first())
     firsts = firsts.with_columns(pl.col("tool_first").min().over("session_id", "mcp_server").alias("server_first"))
