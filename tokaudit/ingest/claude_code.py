@@ -84,28 +84,28 @@ class ServerToolUse(Struct):
     web_fetch_requests: Tokens | None = None
 
 
-class Usage(Struct):
+class TokenCounts(Struct):
+    """The token fields Anthropic reports for a request, and for each of its steps."""
+
     input_tokens: Tokens | None = None
     output_tokens: Tokens | None = None
     cache_creation_input_tokens: Tokens | None = None
     cache_read_input_tokens: Tokens | None = None
     cache_creation: CacheCreation | None = None
+
+
+class Usage(TokenCounts):
     server_tool_use: ServerToolUse | None = None
     service_tier: str | None = None
     speed: str | None = None
     iterations: Raw = Raw(b"null")  # read leniently (_iterations): a new shape must not cost the line its usage
 
 
-class Iteration(Struct):
+class Iteration(TokenCounts):
     """One sampling step of a request (Anthropic's ``usage.iterations``)."""
 
     type: str | None = None
     model: str | None = None
-    input_tokens: Tokens | None = None
-    output_tokens: Tokens | None = None
-    cache_creation_input_tokens: Tokens | None = None
-    cache_read_input_tokens: Tokens | None = None
-    cache_creation: CacheCreation | None = None
 
 
 # Steps of a request that its top-level usage leaves out, though they are billed: the summary a
