@@ -70,7 +70,9 @@ class Session:
             self.tools.append(
                 {
                     "session_id": self.session_id, "tool_call_id": f"{self.session_id}:t{idx}", "call_hash": hash(f"{self.session_id}:{turn}"),
-                    "request_hash": hash(f"{self.session_id}:{turn}"), "ts_utc": ts, "turn": turn, "mcp_server": server or None, "is_mcp": bool(server), "tool_key": tool_key,
+                    "request_hash": hash(f"{self.session_id}:{turn}"), "ts_utc": ts, "turn": turn, "mcp_server": server or None, "is_mcp": bool(server),
+                    # As the store keys a call: an MCP tool's numbers masked, the name the server gave it kept beside.
+                    "tool_key": f"{server}/{re.sub('[0-9]+', '#', name)}" if server else tool_key,
                     "mcp_tool_name": tool_key if server and re.search("[0-9]", name) else None,
                     "args_bytes": len(args), "skel_hash": hash(_skeleton(args)), "args_hash": hash(args),
                     "result_hash": hash(result),

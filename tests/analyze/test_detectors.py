@@ -1591,9 +1591,6 @@ def republished(session_id: str, versions: int, *, reads: int = 0) -> Session:
     for k in range(reads):
         s.turn(tools=[("Read", f'{{"file_path":"/data/dump_{k}.csv"}}', f"row {k}," * 6_000)])
     s.turn(stop_reason="end_turn")
-    for call in s.tools:  # as the store keys them: an MCP tool's numbers masked, its own name kept
-        if call["mcp_server"]:
-            call["tool_key"] = "fleet/lookup_vin_v#"
     return s
 
 
@@ -1634,9 +1631,6 @@ def test_a_tool_re_published_while_the_agent_works_on_its_own_files_is_inferred_
             s.turn(tools=[(f"fleet/lookup_vin_v{v}", f'{{"vin":"{vin}"}}', car)])
         s.turn(tools=[("Read", f'{{"file_path":"/src/w{v}.py"}}', "def g(): ..." * 20)])
     s.turn(stop_reason="end_turn")
-    for call in s.tools:
-        if call["mcp_server"]:
-            call["tool_key"] = "fleet/lookup_vin_v#"
     inferred = by(audit(*benign(30), s), "tool_surface_change", s.session_id)
     assert sorted(f.explanation.split("called ")[1].split(" ")[0] for f in inferred) == ["'fleet/lookup_vin_v2'", "'fleet/lookup_vin_v4'", "'fleet/lookup_vin_v5'"]
     assert {(f.evidence["cache_losses"], f.evidence["explained_losses"]) for f in inferred} == {(4, 3)}
