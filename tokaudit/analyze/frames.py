@@ -397,7 +397,8 @@ def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
     """The turn (and model) of the request that asked for each call; without one, the latest request before it.
     ``request_hash`` is that request's ``call_hash`` (an integer key into ``calls``; null when none)."""
     by_key = calls.select("call_hash", "turn", "model", pl.col("call_hash").alias("request_hash")).unique("call_hash")
-    tools = tools.join(by_key, on="call_hash", how="left")
+    # ``tools`` comes sorted by session and call order; the joins keep that order (no sort of every column after).
+    tools = tools.join(by_key, on="call_hash", how="left", maintain_order="left")
     missing = tools.filter(pl.col("turn").is_null() & pl.col("ts_utc").is_not_null())
     if not missing.is_empty():
         timeline = calls.filter(pl.col("ts_utc").is_not_null()).select(
@@ -409,11 +410,11 @@ def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
             .join_asof(timeline, on="_t", by="session_id", strategy="backward", check_sortedness=False)
             .select("session_id", "tool_call_id", pl.col("turn").alias("_turn"), pl.col("model").alias("_model"), "_request")
         )
-        tools = tools.join(found, on=["session_id", "tool_call_id"], how="left").with_columns(
+        tools = tools.join(found, on=["session_id", "tool_call_id"], how="left", maintain_order="left").with_columns(
             pl.coalesce(pl.col("turn"), pl.col("_turn")).alias("turn"), pl.coalesce(pl.col("model"), pl.col("_model")).alias("model"),
             pl.coalesce(pl.col("request_hash"), pl.col("_request")).alias("request_hash"),
         ).drop("_turn", "_model", "_request")
-    return tools.with_columns(pl.col("turn").fill_null(-1)).sort("session_id", "call_idx")
+    return tools.with_columns(pl.col("turn").fill_null(-1))
 
 
 def with_model_family(frame: pl.DataFrame) -> pl.DataFrame:

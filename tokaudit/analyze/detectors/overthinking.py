@@ -84,9 +84,14 @@ def detect(context: Context, params: Params) -> list[Finding]:
     per_turn = context.tools.group_by("session_id", "turn").agg(pl.col("args_tokens").sum().alias("_args"), pl.col("tool_key").last().alias("_fed_by"),
                                                                  pl.col("is_mcp").last().alias("_fed_by_mcp"))
     args_per_turn = per_turn.select("session_id", "turn", "_args")
-    fed = per_turn.select("session_id", pl.col("turn") + 1, "_fed_by",
-                          (pl.col("_fed_by_mcp").fill_null(False) | pl.col("_fed_by").str.contains(EXTERNAL_TOOL_PATTERN)).alias("_external"))
-    calls = context.frames.calls.filter(~pl.col("is_aggregate")).join(args_per_turn, on=["session_id", "turn"], how="left")
+    # The web-tool pattern is tested once per tool, not once per turn.
+    web = per_turn.select(pl.col("_fed_by").unique()).with_columns(pl.col("_fed_by").str.contains(EXTERNAL_TOOL_PATTERN).alias("_web"))
+    fed = per_turn.join(web, on="_fed_by", how="left").select(
+        "session_id", pl.col("turn") + 1, "_fed_by", (pl.col("_fed_by_mcp").fill_null(False) | pl.col("_web")).alias("_external")
+    )
+    # Only the columns read below go through the joins (the request frame has twenty).
+    requests = context.frames.calls.filter(~pl.col("is_aggregate")).select("session_id", "turn", "model", "reasoning_tokens", "output_tokens")
+    calls = requests.join(args_per_turn, on=["session_id", "turn"], how="left")
     calls = calls.join(fed, on=["session_id", "turn"], how="inner").with_columns(
         pl.coalesce(pl.col("reasoning_tokens"), pl.max_horizontal(pl.lit(0), pl.col("output_tokens") - pl.col("_args").fill_null(0))).alias("_think")
     )
