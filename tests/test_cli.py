@@ -183,6 +183,32 @@ def test_show_lists_the_calls_of_an_mcp_transcript_which_logs_no_model_request(t
     assert "no logged model request" in shown and "filesystem/write_file ✗" in shown and "(no tool name)" in shown
 
 
+def test_show_marks_sizes_a_log_does_not_record_as_unknown_and_finds_a_session_by_a_name_inside_its_id(tmp_path):
+    """A server's replies without the requests: no argument size (unknown, not 0), and an id whose format's
+    namespace and file name hide the name a user knows it by."""
+    replies = [
+        {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06-18", "serverInfo": {"name": "inventory"}, "capabilities": {}}},
+        {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "12 devices enrolled"}]}},
+    ]
+    path = tmp_path / "inventory-replies.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in replies))
+    db = tmp_path / "t.duckdb"
+    run("ingest", "--db", db, path)
+    data = json.loads(run("show", "--db", db, "mcp-jsonrpc:inventory-replies:1", "--json"))
+    (call,) = data["calls_without_request"]
+    assert call["args_tokens"] is None and call["result_tokens"] > 0
+    shown = run("show", "--db", db, "mcp-jsonrpc:inventory-replies:1")
+    assert "args ?" in shown and "? a size the log does not record" in shown
+    assert "ids holding 'replies': mcp-jsonrpc:inventory-replies:1" in run("show", "--db", db, "replies", expect=2)
+
+
+def test_a_session_whose_log_reports_no_reasoning_has_unknown_reasoning_not_zero(tmp_path):
+    db = tmp_path / "t.duckdb"
+    run("ingest", "--db", db, FIXTURES / "claude-code")
+    data = json.loads(run("show", "--db", db, "894af375-a52f-4d5a-a92d-9d9c279b1489", "--json"))
+    assert all(t["reasoning_tokens"] is None for t in data["turns"]) and data["session"]["reasoning_tokens"] is None
+
+
 def test_show_finds_a_session_by_its_bare_id_beside_its_subagents(tmp_path):
     db = tmp_path / "t.duckdb"
     run("ingest", "--db", db, FIXTURES / "claude-code")

@@ -291,7 +291,12 @@ def resolve_session(store: Store, prefix: str) -> str:
     if len(rows) == 1:
         return rows[0][0]
     if not rows:
-        raise TokauditError(f"no session {prefix!r} in the store", hint="list sessions with `tokaudit usage --by session`")
+        # A name from the middle of an id (a SWE-agent run's file name, a transcript's stem): point to the ids holding it.
+        near = [r[0] for r in store.duck.execute(
+            "SELECT DISTINCT session_id FROM sessions WHERE contains(session_id, ?) ORDER BY 1 LIMIT 5", [prefix]).fetchall()]
+        hint = (f"ids holding {prefix!r}: {', '.join(near)}" if near else
+                "list sessions with `tokaudit usage --by session` (sessions with model requests) or `tokaudit sources --json`")
+        raise TokauditError(f"no session {prefix!r} in the store", hint=hint)
     raise TokauditError(f"{prefix!r} matches several sessions: {', '.join(r[0] for r in rows)}", hint="give more of the id")
 
 

@@ -474,7 +474,8 @@ def _session_totals(sessions: pl.DataFrame, calls: pl.DataFrame, tools: pl.DataF
         pl.len().alias("requests"),
         pl.col("input_total_tokens").sum().alias("input_total_tokens"),
         pl.col("output_tokens").sum().alias("output_tokens"),
-        pl.col("reasoning_tokens").sum().alias("reasoning_tokens"),
+        # Unknown where no request of the session reported it (a sum of nothing is not 0 reasoning tokens).
+        pl.when(pl.col("reasoning_tokens").is_not_null().any()).then(pl.col("reasoning_tokens").sum()).alias("reasoning_tokens"),
         pl.col("cost_usd").sum().alias("cost_usd"),
         pl.col("cost_usd").is_null().any().alias("has_unpriced"),
         pl.col("cost_equiv_tokens").sum().alias("cost_equiv_tokens"),

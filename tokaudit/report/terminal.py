@@ -211,16 +211,17 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
     table = Table()
     for name in ("turn", "time (UTC)", "uncached", "cache read", "cache write", "output", "reasoning", "context", "tool calls", "flags"):
         table.add_column(name, justify="left" if name in ("time (UTC)", "tool calls", "flags") else "right", overflow="fold")
-    estimated = False
+    estimated = unknown = False
 
     def describe(x: dict[str, Any]) -> str:
-        nonlocal estimated
+        nonlocal estimated, unknown
         sizes = []
         for what in ("args", "result"):
             tokens, method = x[f"{what}_tokens"], x.get(f"{what}_tokens_method")
             guessed = method is not None and method != "reported"
-            estimated |= guessed
-            sizes.append(f"{what} {'~' if guessed else ''}{tokens or 0:,}")
+            estimated |= guessed and tokens is not None
+            unknown |= tokens is None
+            sizes.append(f"{what} ?" if tokens is None else f"{what} {'~' if guessed else ''}{tokens:,}")
         return f"{x['tool'] or '(no tool name)'}{' ✗' if x['is_error'] else ''}{' ↻' if x.get('steered') else ''} ({', '.join(sizes)} tokens)"
 
     for t in data["turns"]:
@@ -235,7 +236,7 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
         console.print(table)
     unplaced = data.get("calls_without_request") or []
     if unplaced:
-        calls = Table(title="tool calls no logged model request asked for (an MCP transcript logs none)")
+        calls = Table(title="tool calls no logged model request asked for (the log records none for them)")
         for name in ("#", "time (UTC)", "tool call"):
             calls.add_column(name, justify="right" if name == "#" else "left", overflow="fold")
         for k, x in enumerate(unplaced, 1):
@@ -243,6 +244,8 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
         console.print(calls)
     if estimated:
         console.print("~ an estimated token count (the log reports none for that call; `tokaudit show --json` gives each figure's method)")
+    if unknown:
+        console.print("? a size the log does not record (a call without its result; a transcript of a server's replies without the requests)")
     for f in data["findings"]:
         console.print(safe_text(f"[{f['severity']}] {f['detector']}: {f['explanation']}", style=_SEVERITY_STYLE.get(f["severity"], "")))
     for sub in data.get("subagents", []):
