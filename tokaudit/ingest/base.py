@@ -305,6 +305,12 @@ SIG_HEAD_BYTES = 512
 # while a vocabulary does (a larger sample of words makes any two pages of prose look alike).
 SIG_VALUE_HEAD_BYTES = 2048
 SIG_TAIL_BYTES = 128
+# A long result's middle is read for values too: a page whose first bytes are a fixed envelope (a schema with
+# column descriptions, query metadata) would otherwise be that envelope, the same on every page of a listing.
+# Only its values, where it is a run of records: more plain words would make any two pages of prose alike.
+SIG_BODY_MIN_BYTES = 4096
+SIG_BODY_BYTES = 1024
+MIN_BODY_VALUES = 8  # distinct values in the middle sample that make it a run of records (with MIN_VALUE_SHARE)
 EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
 # Words for the MinHash: runs of letters (folded to lower case), digits, underscores and non-ASCII bytes
 # (other scripts); everything else separates words — JSON punctuation, quotes, slashes, escapes — so a
@@ -449,8 +455,21 @@ def _sig_words(data: bytes) -> set[bytes]:
     values = set(found)
     # Records are mostly values; templated lines numbered or stamped one by one are mostly words.
     if len(values) >= MIN_VALUE_WORDS and len(found) >= MIN_VALUE_SHARE * len(tokens):
-        return words | values
+        words |= values
+    if len(data) >= SIG_BODY_MIN_BYTES:
+        words |= _body_values(data)
     return words
+
+
+def _body_values(data: bytes) -> set[bytes]:
+    """The values (words with a digit) of ``SIG_BODY_BYTES`` from the middle of ``data`` when they are
+    ``MIN_BODY_VALUES`` distinct and ``MIN_VALUE_SHARE`` of its words (a run of records); else none."""
+    start = len(data) // 2
+    # The first and last words may be pieces of words cut at the sample's edges.
+    tokens = _words(data[start : start + SIG_BODY_BYTES]).split()[1:-1]
+    found = _values(tokens)
+    values = set(found)
+    return values if len(values) >= MIN_BODY_VALUES and len(found) >= MIN_VALUE_SHARE * len(tokens) else set()
 
 
 def result_features(data: bytes) -> dict[str, Any]:
