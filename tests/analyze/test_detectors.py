@@ -1636,3 +1636,51 @@ def test_a_tool_re_published_while_the_agent_works_on_its_own_files_is_inferred_
     assert {(f.evidence["cache_losses"], f.evidence["explained_losses"]) for f in inferred} == {(4, 3)}
     # Asked to explain more than three losses in four, the same session says nothing.
     assert not by(audit(*benign(30), s, tool_surface_change={"min_explained_share": 0.8}), "tool_surface_change", s.session_id)
+
+
+def swollen(session_id: str, *, swell_tokens: int = 20_000, later: int = 6, read_back: float = 0.0, result_bytes: int = 0,
+            user_prompt: bool = False, one_off: bool = False) -> Session:  # fmt: skip
+    """A server re-announcing the same tools with longer descriptions between two requests: the next prompt is
+    ``swell_tokens`` larger than the previous output and tool results explain, and reads ``read_back`` of the cache."""
+    s = Session(session_id)
+    s.turn(tools=[("kb/search", '{"q":"refund policy"}', "Refunds within 30 days.")])
+    for k in range(3):
+        s.turn(tools=[("Read", f'{{"file_path":"/src/m{k}.py"}}', "module code " * 40)])
+    if user_prompt:
+        s.turn(stop_reason="end_turn")  # the user speaks next: what the prompt gains is theirs, unmeasured
+    else:
+        s.turn(tools=[("Read", '{"file_path":"/data/big.csv"}', "x" * result_bytes or "row,1")])
+    s.context_tokens += swell_tokens
+    s.turn(tools=[("kb/search", '{"q":"refund window for annual plans"}', "30 days, prorated.")], cache_read_share=read_back)
+    if one_off:
+        s.context_tokens -= swell_tokens
+    for k in range(later):
+        s.turn(tools=[("Read", f'{{"file_path":"/src/n{k}.py"}}', "more code " * 40)])
+    s.turn(stop_reason="end_turn")
+    return s
+
+
+def test_a_prompt_swollen_beyond_what_was_added_while_the_warm_cache_was_lost_is_an_inferred_surface_change():
+    """The same tools re-announced with 20k tokens more of descriptions: no new tool to call, but the prompt grew
+    by more than the previous output and results and the whole cache was lost; every later request re-sends it."""
+    s = swollen("claude-code:swell", later=25)
+    findings = audit(*benign(30), s)
+    (inferred,) = by(findings, "tool_surface_change", s.session_id)
+    assert inferred.metric == "inferred_surface_change" and inferred.first_turn == 5 and inferred.tool_key is None
+    assert 19_000 <= inferred.evidence["swell_tokens"] <= 20_500 and inferred.evidence["inferred"] is True
+    assert "grew by" in inferred.explanation
+    # Convicted beside a clear blowup (2×, as any change inferred from a cache loss), not beside a small one.
+    assert context_ratio(s) >= 2.0 and by(findings, "economic_dos", s.session_id)
+    short = swollen("claude-code:swell-short", swell_tokens=8_000, later=1)
+    assert by(audit(*benign(30), short), "tool_surface_change", short.session_id) and 1.5 <= context_ratio(short) < 2.0
+    assert not by(audit(*benign(30), short), "economic_dos", short.session_id)
+
+
+@pytest.mark.parametrize("case", ["cache held", "a large result explains it", "a user's prompt", "a one-off", "a small swell"])
+def test_no_swell_is_inferred_where_the_growth_has_another_explanation(case):
+    s = swollen(
+        "claude-code:no-swell", later=25, read_back=0.9 if case == "cache held" else 0.0,
+        result_bytes=100_000 if case == "a large result explains it" else 0, user_prompt=case == "a user's prompt",
+        one_off=case == "a one-off", swell_tokens={"a small swell": 3_000, "a large result explains it": 0}.get(case, 20_000),
+    )  # fmt: skip
+    assert not by(audit(*benign(30), s), "tool_surface_change", s.session_id)

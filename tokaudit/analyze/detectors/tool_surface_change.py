@@ -28,6 +28,15 @@ twice; one re-publishing its tools while the agent works on its own files may
 change it again before the model calls it), among at least ``min_warm_requests``
 requests whose warm cache held — a session whose cache comes and goes with no new
 tool after it says nothing.
+
+A server can also re-announce the same tools with longer descriptions (a "menu tax"
+every later request pays): no new tool follows, but the lost request's prompt grew
+by at least ``min_swell_tokens`` more than the request before it wrote and its tools
+returned (``min_swell_share_of_results`` of those results, whose sizes are
+estimates, at least), and the next request kept the larger prompt. Only a request
+that continued after tool results counts: a user's new prompt adds text the log does
+not measure. Such a *swell* explains its loss as a new tool does, and is reported on
+its own (evidence ``swell_tokens``; no tool named) in sessions that called an MCP tool.
 Sessions whose transcript of that server was read are left to the transcript.
 False positives: a cache the provider lost once, just before the model first
 tried another tool of a server; dynamic toolsets. The combined verdict needs
@@ -56,7 +65,10 @@ class Params:
     max_cache_read_share: float = 0.5  # of the previous request's prompt read back from the cache
     min_warm_requests: int = 3  # other requests of the session, each a warm cache that held
     max_requests_to_new_tool: int = 3  # the new tool's first call at most this many requests after the loss
-    min_explained_share: float = 0.6  # of the session's cache losses, each followed by a new tool
+    min_explained_share: float = 0.6  # of the session's cache losses, each followed by a new tool (or a swell)
+    # ... or by a prompt that grew more than what the model and its tools added since the request before: a swell.
+    min_swell_tokens: int = 5000
+    min_swell_share_of_results: float = 0.5  # the growth beyond them is at least this share of the results added (estimates)
 
 
 def _server_name(server: str) -> str:
@@ -151,43 +163,36 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
     new_tools = firsts.filter(pl.col("tool_first") > pl.col("server_first"))
     # A transcript of the server says what its surface did: no guessing there.
     defs = context.frames.tool_defs
+    swell_sessions = tools.select("session_id").unique()
     if not defs.is_empty():
         owner = context.frames.links.select("session_id", "agent_session_id")
         seen = defs.select("session_id", "mcp_server").unique().join(owner, on="session_id", how="left").select(
             pl.coalesce("agent_session_id", "session_id").alias("session_id"), "mcp_server"
-        )
-        new_tools = new_tools.join(seen.unique(), on=["session_id", "mcp_server"], how="anti")
-    if new_tools.is_empty():
+        ).unique()
+        new_tools = new_tools.join(seen, on=["session_id", "mcp_server"], how="anti")
+        # A swell is the session's, not one server's: left to the transcripts wherever one was read.
+        swell_sessions = swell_sessions.join(seen.select("session_id"), on="session_id", how="anti")
+    breaks = _cache_breaks(context, pl.concat([swell_sessions, new_tools.select("session_id")]).unique(), params)
+    if breaks.is_empty():
         return []
-    calls = context.frames.calls.filter(~pl.col("is_aggregate") & pl.col("session_id").is_in(new_tools["session_id"].unique().implode()))
-    prev = {c: pl.col(c).shift(1).over("session_id") for c in ("ts_utc", "input_total_tokens")}
-    # The requests a warm cache should have served: the same context as the one before, soon after it.
-    eligible = calls.filter((pl.col("cache_read_tokens") > 0).any().over("session_id")).with_columns(
-        ((pl.col("ts_utc") - prev["ts_utc"]).dt.total_milliseconds() / 1000).alias("gap_s"),
-        prev["input_total_tokens"].alias("prev_input"),
-        same_context().alias("same_span"),
-    ).filter(pl.col("same_span") & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0))
-    # Each request the cache should have served warm: lost or held. Only losses each followed by a new tool,
-    # among enough that held, stand out from the provider's own misses.
-    warm = eligible.with_columns((pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input")).alias("_lost"))
-    warm = warm.with_columns(pl.col("_lost").sum().over("session_id").alias("_losses"), pl.len().over("session_id").alias("_warm"))
-    breaks = warm.filter(pl.col("_lost") & (pl.col("_warm") - pl.col("_losses") >= params.min_warm_requests)).select(
-        "session_id", "turn", "gap_s", "prev_input", "cache_read_tokens", "input_total_tokens", "_losses"
-    )
     # A new tool explains the loss before it, not an earlier one the cache was lost again after.
-    breaks = breaks.sort("session_id", "turn").with_columns(pl.col("turn").shift(-1).over("session_id").alias("_next_loss"))
-    found = breaks.join(new_tools, on="session_id").filter(
+    with_tool = breaks.join(new_tools, on="session_id").filter(
         (pl.col("tool_first") - pl.col("turn")).is_between(0, params.max_requests_to_new_tool)
         & (pl.col("_next_loss").is_null() | (pl.col("tool_first") < pl.col("_next_loss")))
     )
-    # Most losses of the session must be followed by a new tool (a server that changed its surface twice
-    # loses the cache twice); a loss with no new tool after it is the provider's own, and a session with
+    swelled = breaks.filter(pl.col("_swelled")).join(swell_sessions, on="session_id", how="semi").join(with_tool.select("session_id", "turn").unique(), on=["session_id", "turn"], how="anti")
+    # Most losses of the session must be explained, by a new tool after it or a swell (a server that changed its
+    # surface twice loses the cache twice); a loss with neither is the provider's own, and a session with
     # mostly those says nothing.
-    found = found.with_columns(pl.col("turn").n_unique().over("session_id").alias("_explained"))
-    found = found.filter(pl.col("_explained") >= params.min_explained_share * pl.col("_losses"))
+    explained = pl.concat([with_tool.select("session_id", "turn"), swelled.select("session_id", "turn")]).group_by("session_id").agg(
+        pl.col("turn").n_unique().alias("_explained")
+    )
+    losses = breaks.group_by("session_id").agg(pl.col("_losses").first())
+    enough = explained.join(losses, on="session_id").filter(pl.col("_explained") >= params.min_explained_share * pl.col("_losses"))
+    found = with_tool.join(enough.select("session_id", "_explained"), on="session_id")
     # One finding per new tool: the cache break closest before its first call.
     found = found.sort("turn", descending=True).unique(["session_id", "_name"], keep="first").sort("session_id", "turn")
-    out = []
+    out = [_swell_finding(d, params) for d in swelled.join(enough.select("session_id", "_explained"), on="session_id").sort("session_id", "turn").iter_rows(named=True)]
     for d in found.iter_rows(named=True):
         lost = d["prev_input"] - d["cache_read_tokens"]
         out.append(
@@ -215,3 +220,64 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
             )
         )  # fmt: skip
     return out
+
+
+def _cache_breaks(context: Context, sessions: pl.DataFrame, params: Params) -> pl.DataFrame:
+    """Per session of ``sessions``: the requests a warm cache should have served but did not (a loss), with the
+    session's count of losses, the next loss, and whether the prompt swelled there (``_swelled``, ``_swell``)."""
+    calls = context.frames.calls.filter(~pl.col("is_aggregate")).join(sessions, on="session_id", how="semi")
+    if calls.is_empty():
+        return calls.select("session_id", "turn")
+    # What the request before added to the context: its output and the results of the tools it asked for (estimates).
+    added = context.tools.filter(pl.col("turn") >= 0).group_by("session_id", "turn").agg(pl.col("result_tokens").sum().alias("_results"))
+    calls = calls.join(added, on=["session_id", "turn"], how="left")
+    prev = {c: pl.col(c).shift(1).over("session_id") for c in ("ts_utc", "input_total_tokens", "output_tokens", "_results")}
+    # The requests a warm cache should have served: the same context as the one before, soon after it.
+    eligible = calls.filter((pl.col("cache_read_tokens") > 0).any().over("session_id")).with_columns(
+        ((pl.col("ts_utc") - prev["ts_utc"]).dt.total_milliseconds() / 1000).alias("gap_s"),
+        prev["input_total_tokens"].alias("prev_input"),
+        # The prompt's growth beyond what the request before wrote and its tools returned. Only a request that
+        # continued after tool results counts (a user's new prompt adds text the log does not measure), and
+        # only one whose prompt the next request keeps (not a one-off).
+        (pl.col("input_total_tokens") - prev["input_total_tokens"] - prev["output_tokens"] - prev["_results"]).alias("_swell"),
+        prev["_results"].alias("_prev_results"),
+        (pl.col("input_total_tokens").shift(-1).over("session_id") >= pl.col("input_total_tokens")).alias("_kept"),
+        same_context().alias("same_span"),
+    ).filter(pl.col("same_span") & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0))
+    # Each request the cache should have served warm: lost or held. Only losses that are explained,
+    # among enough that held, stand out from the provider's own misses.
+    warm = eligible.with_columns((pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input")).alias("_lost"))
+    warm = warm.with_columns(pl.col("_lost").sum().over("session_id").alias("_losses"), pl.len().over("session_id").alias("_warm"))
+    breaks = warm.filter(pl.col("_lost") & (pl.col("_warm") - pl.col("_losses") >= params.min_warm_requests))
+    swelled = (
+        pl.col("_prev_results").is_not_null() & pl.col("_kept").fill_null(False)
+        & (pl.col("_swell") >= params.min_swell_tokens) & (pl.col("_swell") >= params.min_swell_share_of_results * pl.col("_prev_results"))
+    )  # fmt: skip
+    return breaks.sort("session_id", "turn").select(
+        "session_id", "turn", "gap_s", "prev_input", "cache_read_tokens", "input_total_tokens", "_losses", "_swell",
+        swelled.fill_null(False).alias("_swelled"), pl.col("turn").shift(-1).over("session_id").alias("_next_loss"),
+    )
+
+
+def _swell_finding(d: dict, params: Params) -> Finding:
+    """A surface change inferred from a cache loss where the prompt also grew beyond what was added to it."""
+    lost = d["prev_input"] - d["cache_read_tokens"]
+    return Finding(
+        detector=NAME, severity="medium", session_id=d["session_id"], first_turn=d["turn"], last_turn=d["turn"],
+        metric="inferred_surface_change", value=float(lost),
+        threshold=(f"cache read < {params.max_cache_read_share:.0%} of the previous prompt ≤ {params.max_gap_s:.0f} s later, no "
+                   f"compaction or model switch, the prompt grown ≥ {params.min_swell_tokens:,} tokens beyond the previous output and "
+                   f"tool results, ≥ {params.min_explained_share:.0%} of such losses of the session explained"),
+        excess_tokens=lost, excess_usd=None, tool_key=None,
+        explanation=(
+            f"Inferred from the agent's log (no tools/list was read): request {d['turn']} read {d['cache_read_tokens']:,} of the "
+            f"{d['prev_input']:,} prompt tokens the request {d['gap_s']:.0f} s before it had sent, and its prompt grew by "
+            f"{d['_swell']:,} tokens more than the previous request's output and tool results add up to (result sizes are "
+            "estimates), with no compaction or model switch between them, and the requests after it kept the larger prompt. "
+            "Tool definitions come first in the prompt: most likely a server re-announced its tools with longer descriptions "
+            "(or more tools), which every later request re-sends. Record the servers' traffic (tokaudit record) to see the "
+            "definitions."
+        ),
+        evidence={"gap_s": d["gap_s"], "previous_prompt_tokens": d["prev_input"], "cache_read_tokens": d["cache_read_tokens"],
+                  "swell_tokens": d["_swell"], "inferred": True, "cache_losses": d["_losses"], "explained_losses": d["_explained"]},
+    )  # fmt: skip
