@@ -486,7 +486,9 @@ def result_features(data: bytes) -> dict[str, Any]:
     ``MIN_VALUE_SHARE`` of its words), so "segment 3 of 20" and
     "segment 4 of 20" are the same words, and so are notices that differ only in
     a cursor, while two pages of records differ by their ids) over its first 512 and last 128
-    bytes: word hashes (CRC-32) fall into 8 bins by their low bits and each bin
+    bytes, and the values of 1 KiB from the middle of a result of 4 KiB or more where that
+    middle is a run of records (a page behind a long fixed envelope differs by its records):
+    word hashes (CRC-32) fall into 8 bins by their low bits and each bin
     keeps its smallest. The share of equal bins among those filled in either of
     two results estimates the Jaccard similarity of their word sets — result
     novelty, compared column by column at audit time. An empty bin holds
