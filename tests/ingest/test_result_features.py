@@ -84,3 +84,13 @@ def test_pages_behind_one_long_envelope_differ_by_their_records_and_a_restated_t
     assert statistics.mean(_similarity(pages[i], pages[j]) for i in range(12) for j in range(i)) <= 0.5
     report = ("The quarterly summary restates every finding so far, section by section, with the same wording. " * 80).encode()
     assert result_features(report)["result_sig"] == result_features(report + b" ")["result_sig"]
+
+
+def test_a_log_returned_whole_and_growing_keeps_its_signature_from_poll_to_poll():
+    """A run log polled whole answers with every line so far: the sample of its body must not move with its
+    length (a sample at the middle would read other lines on every poll and make each answer look new)."""
+    lines = [f"2026-03-10T10:{n // 60:02d}:{n % 60:02d}Z worker-{n % 4} step {n}: shard {n % 16} copied, {n * 37 % 1000} rows\n"
+             for n in range(400)]
+    polls = [result_features("".join(lines[:k]).encode())["result_sig"] for k in range(200, 400, 25)]
+    assert len("".join(lines[:200])) > SIG_BODY_MIN_BYTES
+    assert statistics.mean(_similarity(a, b) for a, b in zip(polls, polls[1:])) >= 0.75

@@ -305,9 +305,10 @@ SIG_HEAD_BYTES = 512
 # while a vocabulary does (a larger sample of words makes any two pages of prose look alike).
 SIG_VALUE_HEAD_BYTES = 2048
 SIG_TAIL_BYTES = 128
-# A long result's middle is read for values too: a page whose first bytes are a fixed envelope (a schema with
-# column descriptions, query metadata) would otherwise be that envelope, the same on every page of a listing.
-# Only its values, where it is a run of records: more plain words would make any two pages of prose alike.
+# A long result's body, the KiB after the values' head, is read for values too: a page whose first bytes are a
+# fixed envelope (a schema with column descriptions, query metadata) would otherwise be that envelope, the same
+# on every page of a listing. Only its values, where it is a run of records: more plain words would make any two
+# pages of prose alike. At a fixed offset, not the middle: a log returned whole and growing keeps its lines there.
 SIG_BODY_MIN_BYTES = 4096
 SIG_BODY_BYTES = 1024
 MIN_BODY_VALUES = 8  # distinct values in the middle sample that make it a run of records (with MIN_VALUE_SHARE)
@@ -462,9 +463,9 @@ def _sig_words(data: bytes) -> set[bytes]:
 
 
 def _body_values(data: bytes) -> set[bytes]:
-    """The values (words with a digit) of ``SIG_BODY_BYTES`` from the middle of ``data`` when they are
-    ``MIN_BODY_VALUES`` distinct and ``MIN_VALUE_SHARE`` of its words (a run of records); else none."""
-    start = len(data) // 2
+    """The values (words with a digit) of the ``SIG_BODY_BYTES`` after ``data``'s first ``SIG_VALUE_HEAD_BYTES``
+    when they are ``MIN_BODY_VALUES`` distinct and ``MIN_VALUE_SHARE`` of its words (a run of records); else none."""
+    start = SIG_VALUE_HEAD_BYTES
     # The first and last words may be pieces of words cut at the sample's edges.
     tokens = _words(data[start : start + SIG_BODY_BYTES]).split()[1:-1]
     found = _values(tokens)
@@ -486,8 +487,8 @@ def result_features(data: bytes) -> dict[str, Any]:
     ``MIN_VALUE_SHARE`` of its words), so "segment 3 of 20" and
     "segment 4 of 20" are the same words, and so are notices that differ only in
     a cursor, while two pages of records differ by their ids) over its first 512 and last 128
-    bytes, and the values of 1 KiB from the middle of a result of 4 KiB or more where that
-    middle is a run of records (a page behind a long fixed envelope differs by its records):
+    bytes, and the values of the KiB after its first 2 KiB, in a result of 4 KiB or more, where
+    that KiB is a run of records (a page behind a long fixed envelope differs by its records):
     word hashes (CRC-32) fall into 8 bins by their low bits and each bin
     keeps its smallest. The share of equal bins among those filled in either of
     two results estimates the Jaccard similarity of their word sets — result
