@@ -314,7 +314,8 @@ def usage_report(
                    -- An aggregate row (totals of a run without per-call usage) stands for aggregate_calls calls.
                    sum(CASE WHEN c.is_aggregate THEN coalesce(c.aggregate_calls, 1) ELSE 1 END) AS calls,
                    count(*) FILTER (WHERE c.output_is_lower_bound) AS lower_bound_calls,
-                   count(*) AS request_rows, count(c.reasoning_tokens) AS reasoning_rows
+                   count(*) AS request_rows, count(c.reasoning_tokens) AS reasoning_rows,
+                   sum(c.reported_cost_usd) AS reported_cost_usd, count(c.reported_cost_usd) AS reported_cost_rows
                    {inner_extra}
             FROM bucketed AS c {sess_join}
             GROUP BY ALL
@@ -330,14 +331,23 @@ def usage_report(
                sum(c.calls) AS calls,
                coalesce(sum(c.calls) FILTER (WHERE p.model IS NULL), 0) AS unpriced_calls,
                sum(c.lower_bound_calls) AS lower_bound_calls,
-               sum(c.request_rows) AS request_rows, sum(c.reasoning_rows) AS reasoning_rows
+               sum(c.request_rows) AS request_rows, sum(c.reasoning_rows) AS reasoning_rows,
+               sum(c.reported_cost_usd) AS reported_cost_usd, sum(c.reported_cost_rows) AS reported_cost_rows
                {outer_extra}
         FROM (SELECT c.*, m.tier FROM grouped AS c {TIER_JOIN}) AS c {PRICE_JOIN}
         GROUP BY k ORDER BY k
     """
     rows = fetch_dicts(store, query, params)
-    out_columns = [key_name, *(["project", "first_utc", "last_utc"] if by == "session" else []), *TOKEN_COLUMNS]
-    totals = _totals(rows, TOKEN_COLUMNS)
+    # A cost the logs themselves state (SWE-agent's instance_cost, an OTel span's llm.cost.total, the generic
+    # format's reported_cost_usd): a column beside tokaudit's own price, only where some log states one.
+    stated = sum(r.pop("reported_cost_rows") or 0 for r in rows)
+    token_columns = [*TOKEN_COLUMNS[: TOKEN_COLUMNS.index("cost_usd") + 1], "reported_cost_usd", *TOKEN_COLUMNS[TOKEN_COLUMNS.index("cost_usd") + 1 :]]
+    if not stated:
+        token_columns.remove("reported_cost_usd")
+        for r in rows:
+            del r["reported_cost_usd"]
+    out_columns = [key_name, *(["project", "first_utc", "last_utc"] if by == "session" else []), *token_columns]
+    totals = _totals(rows, token_columns)
     notes = []
     if unpriced:
         notes.append(f"unpriced (no price known; cost excludes them): {', '.join(unpriced)}")
@@ -349,6 +359,9 @@ def usage_report(
     if 0 < reasoning_rows < request_rows:
         notes.append(f"reasoning is reported for {reasoning_rows:,} of {request_rows:,} requests (the others' logs do not split it out of "
                      "output): its total covers those only")
+    if stated:
+        notes.append(f"reported cost: what the logs themselves state for {stated:,} of {request_rows:,} requests, for comparison; "
+                     "cost is tokaudit's own price of the tokens")
     silent = _sessions_without_requests(store, since, until)
     if silent:
         notes.append(f"{silent:,} session{'s' if silent > 1 else ''} in the store had no model requests (a log cut short, or one that "

@@ -37,7 +37,7 @@ def safe_text(value: str, style: str = "") -> Text:
 def _cell(value: Any, column: str = "") -> Text:
     if value is None:
         return safe_text("—", style="dim")
-    if column == "cost_usd":
+    if column in ("cost_usd", "reported_cost_usd"):
         return safe_text(f"${Decimal(value):,.4f}")
     if isinstance(value, bool):
         return safe_text("yes" if value else "no")
@@ -71,6 +71,7 @@ _LABELS = {
     "reasoning_tokens": "reasoning",
     "total_tokens": "total",
     "cost_usd": "cost",
+    "reported_cost_usd": "reported cost",
     "unpriced_calls": "unpriced",
     "result_tokens": "result tokens",
     "result_tokens_methods": "method",
