@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context, same_context
+from tokaudit.analyze.detectors._common import NEW_CONTEXT_SHARE, Context
 
 NAME = "tool_surface_change"
 TITLE = "Tool definitions changed mid-session or bloated (D12)"
@@ -225,30 +225,55 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
 def _cache_breaks(context: Context, sessions: pl.DataFrame, params: Params) -> pl.DataFrame:
     """Per session of ``sessions``: the requests a warm cache should have served but did not (a loss), with the
     session's count of losses, the next loss, and whether the prompt swelled there (``_swelled``, ``_swell``)."""
-    calls = context.frames.calls.filter(~pl.col("is_aggregate")).join(sessions, on="session_id", how="semi")
+    # The requests come in session and turn order: "the request before" is a plain shift within a session
+    # (windows over every request of every session using MCP cost a second a batch on a large store).
+    same = pl.col("session_id") == pl.col("session_id").shift(1)
+    calls = context.frames.calls.filter(~pl.col("is_aggregate"))
+    # Most sessions never lose the cache: only those with a request reading back less than the share go further.
+    lossy = calls.filter(same & (pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("input_total_tokens").shift(1)))
+    calls = calls.join(lossy.select("session_id").unique().join(sessions, on="session_id", how="semi"), on="session_id", how="semi").select(
+        "session_id", "turn", "ts_utc", "segment", "model", "input_total_tokens", "output_tokens", "cache_read_tokens"
+    )
     if calls.is_empty():
         return calls.select("session_id", "turn")
-    # What the request before added to the context: its output and the results of the tools it asked for (estimates).
-    added = context.tools.filter(pl.col("turn") >= 0).group_by("session_id", "turn").agg(pl.col("result_tokens").sum().alias("_results"))
-    calls = calls.join(added, on=["session_id", "turn"], how="left")
-    prev = {c: pl.col(c).shift(1).over("session_id") for c in ("ts_utc", "input_total_tokens", "output_tokens", "_results")}
-    # The requests a warm cache should have served: the same context as the one before, soon after it.
-    eligible = calls.filter((pl.col("cache_read_tokens") > 0).any().over("session_id")).with_columns(
-        ((pl.col("ts_utc") - prev["ts_utc"]).dt.total_milliseconds() / 1000).alias("gap_s"),
-        prev["input_total_tokens"].alias("prev_input"),
-        # The prompt's growth beyond what the request before wrote and its tools returned. Only a request that
-        # continued after tool results counts (a user's new prompt adds text the log does not measure), and
-        # only one whose prompt the next request keeps (not a one-off).
-        (pl.col("input_total_tokens") - prev["input_total_tokens"] - prev["output_tokens"] - prev["_results"]).alias("_swell"),
-        prev["_results"].alias("_prev_results"),
-        (pl.col("input_total_tokens").shift(-1).over("session_id") >= pl.col("input_total_tokens")).alias("_kept"),
-        same_context().alias("same_span"),
-    ).filter(pl.col("same_span") & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0))
+
+    def before(column: str) -> pl.Expr:
+        return pl.when(same).then(pl.col(column).shift(1))
+
+    # The requests a warm cache should have served: the same context as the one before (same compaction segment
+    # and model, the prompt not shrunk to a new context), soon after it.
+    calls = calls.with_columns(
+        ((pl.col("ts_utc") - before("ts_utc")).dt.total_milliseconds() / 1000).alias("gap_s"),
+        before("input_total_tokens").alias("prev_input"),
+        before("output_tokens").alias("_prev_output"),
+        (same & (pl.col("segment") == before("segment")) & (pl.col("model") == before("model"))
+         & (pl.col("input_total_tokens") >= NEW_CONTEXT_SHARE * before("input_total_tokens"))).fill_null(False).alias("same_span"),
+        # The next request kept this prompt (a swell re-sent after, not a one-off).
+        pl.when(pl.col("session_id") == pl.col("session_id").shift(-1))
+        .then(pl.col("input_total_tokens").shift(-1) >= pl.col("input_total_tokens")).alias("_kept"),
+    )  # fmt: skip
+    reads = calls.group_by("session_id").agg((pl.col("cache_read_tokens") > 0).any().alias("_reads"))
+    warm = calls.filter(pl.col("same_span") & (pl.col("gap_s") <= params.max_gap_s) & (pl.col("prev_input") > 0)).with_columns(
+        (pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input")).alias("_lost")
+    )
     # Each request the cache should have served warm: lost or held. Only losses that are explained,
     # among enough that held, stand out from the provider's own misses.
-    warm = eligible.with_columns((pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("prev_input")).alias("_lost"))
-    warm = warm.with_columns(pl.col("_lost").sum().over("session_id").alias("_losses"), pl.len().over("session_id").alias("_warm"))
-    breaks = warm.filter(pl.col("_lost") & (pl.col("_warm") - pl.col("_losses") >= params.min_warm_requests))
+    counts = warm.group_by("session_id").agg(pl.col("_lost").sum().alias("_losses"), pl.len().alias("_warm"))
+    breaks = (
+        warm.filter(pl.col("_lost")).join(counts, on="session_id").join(reads, on="session_id")
+        .filter(pl.col("_reads") & (pl.col("_warm") - pl.col("_losses") >= params.min_warm_requests))
+    )  # fmt: skip
+    # What the request before added to the context: its output and the results of the tools it asked for (estimates).
+    added = (
+        context.tools.join(breaks.select("session_id", (pl.col("turn") - 1).alias("turn")), on=["session_id", "turn"], how="semi")
+        .group_by("session_id", "turn").agg(pl.col("result_tokens").sum().alias("_prev_results"))
+        .with_columns(pl.col("turn") + 1)
+    )  # fmt: skip
+    breaks = breaks.join(added, on=["session_id", "turn"], how="left").with_columns(
+        # The prompt's growth beyond what the request before wrote and its tools returned. Only a request that
+        # continued after tool results counts (a user's new prompt adds text the log does not measure).
+        (pl.col("input_total_tokens") - pl.col("prev_input") - pl.col("_prev_output") - pl.col("_prev_results")).alias("_swell")
+    )
     swelled = (
         pl.col("_prev_results").is_not_null() & pl.col("_kept").fill_null(False)
         & (pl.col("_swell") >= params.min_swell_tokens) & (pl.col("_swell") >= params.min_swell_share_of_results * pl.col("_prev_results"))
