@@ -113,3 +113,21 @@ def test_no_format_claims_another_formats_shared_samples(samples, fmt):
             continue
         for path in sorted(p for p in folder.iterdir() if p.is_file()):
             assert not _claims(INGESTERS[fmt], path.read_bytes()[:SNIFF_BYTES]), path
+
+
+def test_a_json_file_holding_genai_usage_in_a_shape_no_format_reads_is_a_problem_not_skipped(store, tmp_path):
+    """A Jaeger export of GenAI spans holds model usage tokaudit cannot read: it says so, where a config beside it
+    is only counted as not a log."""
+    import json
+
+    from tokaudit.ingest.runner import ingest_paths
+
+    jaeger = {"data": [{"traceID": "a1", "spans": [{"spanID": "b2", "operationName": "chat gpt-4o-mini", "tags": [
+        {"key": "gen_ai.usage.input_tokens", "type": "int64", "value": 10},
+        {"key": "gen_ai.usage.output_tokens", "type": "int64", "value": 14}]}]}]}
+    (tmp_path / "traces.json").write_text(json.dumps(jaeger))
+    (tmp_path / "package.json").write_text(json.dumps({"name": "app", "version": "1.0.0"}))
+    summary = ingest_paths(store, [tmp_path])
+    assert summary.files_not_a_log == 1 and summary.files_failed == 1
+    (kind, message), = store.duck.execute("SELECT kind, message FROM ingest_problems").fetchall()
+    assert kind == "unknown-format" and "GenAI usage" in message and "OTLP" in message

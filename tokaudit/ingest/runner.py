@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -50,6 +51,8 @@ WORKER_CHUNK_BYTES = 16 * 1024 * 1024
 # A file with one of these suffixes that no format recognises is skipped as not a log (counted, not a
 # problem): JSON documents sit beside logs everywhere. Other unrecognised files are problems.
 NOT_A_LOG_SUFFIXES = (".json",)
+# Token counts under OpenTelemetry's GenAI or OpenInference names: a file holding them is model usage.
+_GENAI_KEYS = re.compile(rb'"(gen_ai\.usage\.[a-z_.]+|llm\.token_count\.[a-z_.]+)"')
 # A whole-document log (WHOLE_FILE formats) is decoded in one piece; bigger ones are refused.
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 MAX_SUMMARY_PROBLEMS = 1000  # all problems are stored; the summary lists the first ones
@@ -130,9 +133,14 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int, f
                         f"the file is {encoding} text; tokaudit reads UTF-8 logs "
                         f"(convert it first: iconv -f {encoding} -t UTF-8 FILE > FILE.utf8.jsonl)",
                     )
-                if path.endswith(NOT_A_LOG_SUFFIXES) and work.source_id is None:
+                if path.endswith(NOT_A_LOG_SUFFIXES) and work.source_id is None and not _GENAI_KEYS.search(head):
                     # Log folders hold other JSON too (configs, reports, metadata): not a problem, counted.
                     return FileOutcome(work=work, format="unknown", not_a_log=True)
+                if _GENAI_KEYS.search(head):
+                    # Model usage in a shape no format reads (a Jaeger or Zipkin export of the spans, say): never silent.
+                    return _failed(work, "unknown-format", "holds GenAI usage attributes but is not a trace export tokaudit reads "
+                                   "(OTLP JSON with resourceSpans, or a console exporter's spans): export it over OTLP, or write "
+                                   "the generic format (tokaudit schema generic)")
                 return _failed(work, "unknown-format", "not a log format tokaudit knows (use --format to force one)")
             module = get_format(fmt)
             state = work.state
