@@ -148,7 +148,8 @@ UNNAMED_SERVER = "(unnamed MCP server)"
 
 
 def _inferred(context: Context, params: Params) -> list[Finding]:
-    """Surface changes read from the agent's log: a cache lost while warm, then a new tool of a known server."""
+    """Surface changes read from the agent's log: a cache lost while warm, then a new tool of a known server
+    (or a prompt that swelled: ``_cache_breaks``)."""
     # An MCP call the log names no server for (OpenHands' bare tool names, OTel without a server name)
     # counts under one unnamed server: "a server already in use" is then "MCP already in use".
     tools = context.tools.filter(pl.col("is_mcp") & (pl.col("turn") >= 0)).with_columns(pl.col("mcp_server").fill_null(UNNAMED_SERVER))
@@ -180,7 +181,10 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
         (pl.col("tool_first") - pl.col("turn")).is_between(0, params.max_requests_to_new_tool)
         & (pl.col("_next_loss").is_null() | (pl.col("tool_first") < pl.col("_next_loss")))
     )
-    swelled = breaks.filter(pl.col("_swelled")).join(swell_sessions, on="session_id", how="semi").join(with_tool.select("session_id", "turn").unique(), on=["session_id", "turn"], how="anti")
+    # A swell a new tool already explains is reported once, as the new tool.
+    swelled = breaks.filter(pl.col("_swelled")).join(swell_sessions, on="session_id", how="semi").join(
+        with_tool.select("session_id", "turn").unique(), on=["session_id", "turn"], how="anti"
+    )
     # Most losses of the session must be explained, by a new tool after it or a swell (a server that changed its
     # surface twice loses the cache twice); a loss with neither is the provider's own, and a session with
     # mostly those says nothing.
@@ -192,7 +196,8 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
     found = with_tool.join(enough.select("session_id", "_explained"), on="session_id")
     # One finding per new tool: the cache break closest before its first call.
     found = found.sort("turn", descending=True).unique(["session_id", "_name"], keep="first").sort("session_id", "turn")
-    out = [_swell_finding(d, params) for d in swelled.join(enough.select("session_id", "_explained"), on="session_id").sort("session_id", "turn").iter_rows(named=True)]
+    swells = swelled.join(enough.select("session_id", "_explained"), on="session_id").sort("session_id", "turn")
+    out = [_swell_finding(d, params) for d in swells.iter_rows(named=True)]
     for d in found.iter_rows(named=True):
         lost = d["prev_input"] - d["cache_read_tokens"]
         out.append(
