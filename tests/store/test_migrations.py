@@ -112,3 +112,11 @@ def test_offline_sql_is_printed():
     config.output_buffer = buf
     command.upgrade(config, "head", sql=True)
     assert "CREATE TABLE llm_calls" in buf.getvalue()
+
+
+def test_duckdb_draws_no_progress_bar_of_its_own_into_tokaudits_output(db_path):
+    """DuckDB's own bar (on queries over two seconds) went to stdout even with --quiet or into a file."""
+    with open_store(db_path) as store:
+        assert store.duck.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False
+    with open_store(db_path, read_only=True) as store:
+        assert store.duck.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False

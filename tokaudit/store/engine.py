@@ -124,6 +124,9 @@ def _connect(url: str, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnect
             # DuckDB 2.0.1's compressed materialization returns wrong sums after some joins (a
             # HUGEINT squeezed into a smaller type: negative byte totals); correctness first.
             duck.execute("SET disabled_optimizers = 'compressed_materialization'")
+            # DuckDB draws its own progress bar on long queries, even into a file or with --quiet; tokaudit
+            # shows its own progress where there is a terminal.
+            duck.execute("SET enable_progress_bar = false")
             return duck
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower():
