@@ -58,14 +58,20 @@ MAX_NAMED_TOOLS = 5
 OWN_TOOLS_MAX_SEVERITY = "medium"
 
 
+def previous(column: str) -> pl.Expr:
+    """Per request (calls sorted by session and turn): ``column`` of the request before it in its session, null
+    for a session's first. A plain shift within the sorted rows, not a window per session (a second a batch
+    of a large store)."""
+    return pl.when(pl.col("session_id") == pl.col("session_id").shift(1)).then(pl.col(column).shift(1))
+
+
 def same_context() -> pl.Expr:
     """Per request (calls sorted by session and turn): it continues the previous request's context — same
     compaction segment and model, and its prompt did not shrink below ``NEW_CONTEXT_SHARE`` of the previous
     one. Only then should the previous prompt have been read back from the cache."""
-    prev = {c: pl.col(c).shift(1).over("session_id") for c in ("segment", "model", "input_total_tokens")}
     return (
-        (pl.col("segment") == prev["segment"]) & (pl.col("model") == prev["model"])
-        & (pl.col("input_total_tokens") >= NEW_CONTEXT_SHARE * prev["input_total_tokens"])
+        (pl.col("segment") == previous("segment")) & (pl.col("model") == previous("model"))
+        & (pl.col("input_total_tokens") >= NEW_CONTEXT_SHARE * previous("input_total_tokens"))
     ).fill_null(False)  # fmt: skip
 
 

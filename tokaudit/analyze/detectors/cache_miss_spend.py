@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context, same_context
+from tokaudit.analyze.detectors._common import Context, previous, same_context
 
 NAME = "cache_miss_spend"
 TITLE = "Input re-billed after cache misses (D8)"
@@ -52,7 +52,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     calls = calls.filter((pl.col("cache_read_tokens") > 0).any().over("session_id"))
     if calls.is_empty():
         return []
-    prev_input = pl.col("input_total_tokens").shift(1).over("session_id")
+    prev_input = previous("input_total_tokens")
     calls = calls.with_columns(
         pl.when(same_context())
         .then(

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import NEW_CONTEXT_SHARE, Context
+from tokaudit.analyze.detectors._common import Context, previous, same_context
 
 NAME = "tool_surface_change"
 TITLE = "Tool definitions changed mid-session or bloated (D12)"
@@ -230,29 +230,23 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
 def _cache_breaks(context: Context, sessions: pl.DataFrame, params: Params) -> pl.DataFrame:
     """Per session of ``sessions``: the requests a warm cache should have served but did not (a loss), with the
     session's count of losses, the next loss, and whether the prompt swelled there (``_swelled``, ``_swell``)."""
-    # The requests come in session and turn order: "the request before" is a plain shift within a session
-    # (windows over every request of every session using MCP cost a second a batch on a large store).
-    same = pl.col("session_id") == pl.col("session_id").shift(1)
     calls = context.frames.calls.filter(~pl.col("is_aggregate"))
     # Most sessions never lose the cache: only those with a request reading back less than the share go further.
-    lossy = calls.filter(same & (pl.col("cache_read_tokens") < params.max_cache_read_share * pl.col("input_total_tokens").shift(1)))
-    calls = calls.join(lossy.select("session_id").unique().join(sessions, on="session_id", how="semi"), on="session_id", how="semi").select(
+    lossy = calls.filter(pl.col("cache_read_tokens") < params.max_cache_read_share * previous("input_total_tokens"))
+    keep = lossy.select("session_id").unique().join(sessions, on="session_id", how="semi")["session_id"]
+    # A filter keeps the requests in session and turn order, which ``previous`` and ``same_context`` read.
+    calls = calls.filter(pl.col("session_id").is_in(keep.implode())).select(
         "session_id", "turn", "ts_utc", "segment", "model", "input_total_tokens", "output_tokens", "cache_read_tokens"
     )
     if calls.is_empty():
         return calls.select("session_id", "turn")
-
-    def before(column: str) -> pl.Expr:
-        return pl.when(same).then(pl.col(column).shift(1))
-
     # The requests a warm cache should have served: the same context as the one before (same compaction segment
     # and model, the prompt not shrunk to a new context), soon after it.
     calls = calls.with_columns(
-        ((pl.col("ts_utc") - before("ts_utc")).dt.total_milliseconds() / 1000).alias("gap_s"),
-        before("input_total_tokens").alias("prev_input"),
-        before("output_tokens").alias("_prev_output"),
-        (same & (pl.col("segment") == before("segment")) & (pl.col("model") == before("model"))
-         & (pl.col("input_total_tokens") >= NEW_CONTEXT_SHARE * before("input_total_tokens"))).fill_null(False).alias("same_span"),
+        ((pl.col("ts_utc") - previous("ts_utc")).dt.total_milliseconds() / 1000).alias("gap_s"),
+        previous("input_total_tokens").alias("prev_input"),
+        previous("output_tokens").alias("_prev_output"),
+        same_context().alias("same_span"),
         # The next request kept this prompt (a swell re-sent after, not a one-off).
         pl.when(pl.col("session_id") == pl.col("session_id").shift(-1))
         .then(pl.col("input_total_tokens").shift(-1) >= pl.col("input_total_tokens")).alias("_kept"),
