@@ -341,9 +341,10 @@ def usage_report(
     # A cost the logs themselves state (SWE-agent's instance_cost, an OTel span's llm.cost.total, the generic
     # format's reported_cost_usd): a column beside tokaudit's own price, only where some log states one.
     stated = sum(r.pop("reported_cost_rows") or 0 for r in rows)
-    token_columns = [*TOKEN_COLUMNS[: TOKEN_COLUMNS.index("cost_usd") + 1], "reported_cost_usd", *TOKEN_COLUMNS[TOKEN_COLUMNS.index("cost_usd") + 1 :]]
-    if not stated:
-        token_columns.remove("reported_cost_usd")
+    token_columns = list(TOKEN_COLUMNS)
+    if stated:
+        token_columns.insert(token_columns.index("cost_usd") + 1, "reported_cost_usd")
+    else:
         for r in rows:
             del r["reported_cost_usd"]
     out_columns = [key_name, *(["project", "first_utc", "last_utc"] if by == "session" else []), *token_columns]

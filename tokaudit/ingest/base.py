@@ -311,7 +311,7 @@ SIG_TAIL_BYTES = 128
 # pages of prose alike. At a fixed offset, not the middle: a log returned whole and growing keeps its lines there.
 SIG_BODY_MIN_BYTES = 4096
 SIG_BODY_BYTES = 1024
-MIN_BODY_VALUES = 8  # distinct values in the middle sample that make it a run of records (with MIN_VALUE_SHARE)
+MIN_BODY_VALUES = 8  # distinct values in the body sample that make it a run of records (with MIN_VALUE_SHARE)
 EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
 # Words for the MinHash: runs of letters (folded to lower case), digits, underscores and non-ASCII bytes
 # (other scripts); everything else separates words — JSON punctuation, quotes, slashes, escapes — so a

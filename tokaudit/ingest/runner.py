@@ -133,10 +133,11 @@ def parse_file(work: FileWork, forced_format: str | None, max_line_bytes: int, f
                         f"the file is {encoding} text; tokaudit reads UTF-8 logs "
                         f"(convert it first: iconv -f {encoding} -t UTF-8 FILE > FILE.utf8.jsonl)",
                     )
-                if path.endswith(NOT_A_LOG_SUFFIXES) and work.source_id is None and not _GENAI_KEYS.search(head):
+                usage_like = _GENAI_KEYS.search(head) is not None
+                if path.endswith(NOT_A_LOG_SUFFIXES) and work.source_id is None and not usage_like:
                     # Log folders hold other JSON too (configs, reports, metadata): not a problem, counted.
                     return FileOutcome(work=work, format="unknown", not_a_log=True)
-                if _GENAI_KEYS.search(head):
+                if usage_like:
                     # Model usage in a shape no format reads (a Jaeger or Zipkin export of the spans, say): never silent.
                     return _failed(work, "unknown-format", "holds GenAI usage attributes but is not a trace export tokaudit reads "
                                    "(OTLP JSON with resourceSpans, or a console exporter's spans): export it over OTLP, or write "
