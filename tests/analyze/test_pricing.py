@@ -99,3 +99,13 @@ def test_each_model_takes_its_own_tier_thresholds(store):
         expected = sum(cost(model, provider, inp=n, out=1_000) for n in inputs)
         assert report[model]["cost_usd"] == expected, model
     assert len({report[m]["cost_usd"] / 3 for m, _ in models}) == 3
+
+
+def test_sonnet_4_past_200k_is_billed_whole_at_the_long_context_tier_the_snapshot_lacks(store):
+    """genai-prices 0.2.3 has no long-context tier for Claude Sonnet 4; Anthropic bills its 1M-token window as it
+    bills Sonnet 4.5's: past 200k total input, every token at the premium."""
+    assert cost("claude-sonnet-4-20250514", "anthropic", inp=10, cr=250_000, out=1_000) == cost("claude-sonnet-4-5", "anthropic", inp=10, cr=250_000, out=1_000)
+    assert cost("claude-sonnet-4-20250514", "anthropic", inp=10, cr=150_000, out=1_000) == Decimal("0.06003")  # base rates below
+    _insert(store, "llm_calls", [_call("claude-sonnet-4-20250514", input_tokens=10, cache_read_tokens=250_000, output_tokens=1000)])
+    (row,) = usage_report(store, by="model").rows
+    assert row["cost_usd"] == Decimal("0.17256")

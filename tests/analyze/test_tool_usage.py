@@ -33,3 +33,20 @@ def test_requests_without_a_timestamp_list_their_model_as_unpriced(store):
     report = usage_report(store, by="model")
     assert report.unpriced_models and all("without a timestamp" in m for m in report.unpriced_models)
     assert report.totals["unpriced_calls"] == report.totals["calls"]
+
+
+def test_a_result_whose_call_the_log_does_not_hold_is_counted_under_no_tool_name(store, tmp_path):
+    """A transcript cut or resumed after a call keeps its result: counted, not dropped, and named for what it is."""
+    import json
+
+    from tests.ingest.helpers import claude_assistant, claude_user_result
+
+    lines = [claude_user_result("toolu_before", "output of a call logged elsewhere"),
+             claude_assistant(stop="tool_use", blocks=[{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]),
+             claude_user_result("toolu_1", "a.py")]
+    folder = tmp_path / "projects" / "p"
+    folder.mkdir(parents=True)
+    (folder / "s1.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    ingest_paths(store, [folder], workers=1)
+    rows = {r["tool"]: r for r in usage_report(store, by="tool").rows}
+    assert set(rows) == {"Bash", "(no tool name)"} and rows["(no tool name)"]["calls"] == 1

@@ -37,6 +37,11 @@ def test_cache_ttl_split_and_missing_split():
     obj["message"]["usage"]["cache_creation"] = {"ephemeral_5m_input_tokens": 200, "ephemeral_1h_input_tokens": 500}
     m3 = parse(obj).llm_calls["claude:m3:r3"]
     assert (m3["cache_write_5m_tokens"], m3["cache_write_1h_tokens"], m3["cache_ttl_known"]) == (200, 500, True)
+    # A split short of the total (seen in lines relayed by API gateways): the total is what was billed.
+    short = claude_assistant("m4", "r4", cw=10_000)
+    short["message"]["usage"]["cache_creation"] = {"ephemeral_5m_input_tokens": 1_800, "ephemeral_1h_input_tokens": 5_000}
+    m4 = parse(short).llm_calls["claude:m4:r4"]
+    assert (m4["cache_write_5m_tokens"], m4["cache_write_1h_tokens"], m4["cache_ttl_known"]) == (5_000, 5_000, False)
 
 
 def test_placeholder_output_is_a_lower_bound_only_before_2_1_97():
@@ -153,3 +158,28 @@ def test_steps_of_a_request_its_top_level_usage_leaves_out_are_requests_of_their
     assert (advisor["cache_write_5m_tokens"], advisor["cache_write_1h_tokens"], advisor["cache_ttl_known"]) == (0, 40, True)
     assert advisor["message_id"] == main["message_id"] and advisor["line_no"] == main["line_no"] == 2
     assert r.problems == [] and r.lines_ok == 2
+
+
+def test_a_subagent_written_into_the_main_transcript_is_a_subagent_session_and_a_side_question_is_not():
+    """Claude Code 1.x-2.0.x wrote a Task's subagent into the parent's transcript as a chain of its own
+    (``isSidechain``, rooted at the subagent's prompt). A /btw side question branches off the session's own chain."""
+    task = claude_assistant("m1", "r1", version="1.0.98", uuid="u1", parentUuid="u0",
+                            blocks=[{"type": "tool_use", "id": "toolu_task", "name": "Task", "input": {"prompt": "look"}}])
+    prompt = {"type": "user", "sessionId": "s1", "timestamp": "2026-03-10T10:00:01.000Z", "uuid": "sc0", "parentUuid": None,
+              "isSidechain": True, "message": {"role": "user", "content": "look for the bug"}}
+    step1 = claude_assistant("m2", "r2", version="1.0.98", uuid="sc1", parentUuid="sc0", isSidechain=True,
+                             blocks=[{"type": "tool_use", "id": "toolu_grep", "name": "Grep", "input": {"pattern": "bug"}}])
+    found = {**claude_user_result("toolu_grep", "a.py:3: bug"), "uuid": "sc2", "parentUuid": "sc1", "isSidechain": True}
+    step2 = claude_assistant("m3", "r3", version="1.0.98", uuid="sc3", parentUuid="sc2", isSidechain=True)
+    done = {**claude_user_result("toolu_task", "found it"), "uuid": "u2", "parentUuid": "u1"}
+    main2 = claude_assistant("m4", "r4", version="1.0.98", uuid="u3", parentUuid="u2")
+    side = claude_assistant("m4", "r5", version="1.0.98", uuid="b1", parentUuid="u3", isSidechain=True)
+    r = parse(task, prompt, step1, found, step2, done, main2, side)
+    child = "claude-code:s1:agent-sc0"
+    assert {c: r.llm_calls[c]["session_id"] for c in r.llm_calls} == {
+        "claude:m1:r1": "claude-code:s1", "claude:m2:r2": child, "claude:m3:r3": child,
+        "claude:m4:r4": "claude-code:s1", "claude:m4:r5": "claude-code:s1"}
+    sessions = {s["session_id"]: s for s in r.sessions.values()}
+    assert sessions[child]["parent_session_id"] == "claude-code:s1" and sessions["claude-code:s1"]["parent_session_id"] is None
+    assert r.tool_calls["toolu_grep"]["session_id"] == child and r.tool_calls["toolu_grep"]["result_bytes"] == len("a.py:3: bug")
+    assert r.tool_calls["toolu_task"]["session_id"] == "claude-code:s1"

@@ -8,6 +8,7 @@ history. Rules (see the project's pricing reference):
 * per request, whole-request long-context tiers: once a request's total input
   (uncached + cache read + cache writes) passes a tier's threshold, *every*
   token of it is billed at that tier (Anthropic's rule, as genai-prices does);
+* a long-context tier the snapshot lacks is added (``_MISSING_LONG_CONTEXT``: Claude Sonnet 4);
 * 5-minute and 1-hour cache writes priced apart;
 * a model with no price is *unpriced* (cost NULL, listed), never $0;
 * user overrides (``[pricing.overrides."MODEL"]``) win, keyed by the logged id.
@@ -36,8 +37,9 @@ _MTOK = Decimal(1_000_000)
 
 @lru_cache(maxsize=1)
 def price_source() -> str:
-    """The price table's name and version, recorded beside every cost (and keying the price cache)."""
-    return f"genai-prices {_installed_version('genai_prices')}"
+    """The price table's name and version, recorded beside every cost (and keying the price cache); the
+    revision of tokaudit's own additions to it (``_MISSING_LONG_CONTEXT``) too, so that a change re-prices."""
+    return f"genai-prices {_installed_version('genai_prices')} + tokaudit tiers {_ADDITIONS_REVISION}"
 
 
 def _installed_version(package: str) -> str:
@@ -125,12 +127,33 @@ def lookup(model: str, provider: str | None, day: date) -> ModelPrice | None:
             calc = calc_price(Usage(input_tokens=PROBE_TOKENS), candidate, provider_id=prov, genai_request_timestamp=when)
         except (LookupError, ValueError):
             continue
-        tiers = _tiers_of(calc.model_price, candidate, prov, when)
+        tiers = _with_missing_tier(calc.model.id, _tiers_of(calc.model_price, candidate, prov, when))
         return ModelPrice(model, provider, calc.model.id, calc.provider.id, price_source(), tiers)
     return None
 
 
 _TIERS_BY_PRICE: dict[int, tuple[object, tuple[PriceTier, ...]]] = {}
+
+# Long-context tiers Anthropic bills that the genai-prices snapshot lacks (0.2.3): Claude Sonnet 4 with its
+# 1M-token context window bills a request whose total input passes 200k at the premium, every token of it —
+# input, cache reads and writes at 2× their base rates, output at 1.5×, as the snapshot's Sonnet 4.5 tier does.
+# A request of more than 200k input is only possible with that window, so the tier applies to every such one.
+_MISSING_LONG_CONTEXT = {"claude-sonnet-4-0": (200_000, Decimal(2), Decimal("1.5"))}
+_ADDITIONS_REVISION = 1  # raise with any change to the additions above
+
+
+def _with_missing_tier(price_model_id: str, tiers: tuple[PriceTier, ...]) -> tuple[PriceTier, ...]:
+    """``tiers`` plus a long-context tier genai-prices lacks for this model (``_MISSING_LONG_CONTEXT``), if any."""
+    missing = _MISSING_LONG_CONTEXT.get(price_model_id)
+    if missing is None or len(tiers) > 1:
+        return tiers  # a snapshot that knows the tier wins
+    above, inputs, output = missing
+    base = tiers[0]
+    return (base, PriceTier(
+        above_input_tokens=above, input_mtok=base.input_mtok * inputs, cache_read_mtok=base.cache_read_mtok * inputs,
+        cache_write_5m_mtok=base.cache_write_5m_mtok * inputs, cache_write_1h_mtok=base.cache_write_1h_mtok * inputs,
+        output_mtok=base.output_mtok * output, web_search_request_usd=base.web_search_request_usd,
+    ))
 
 
 def _tiers_of(model_price, model: str, provider: str | None, when: datetime) -> tuple[PriceTier, ...]:

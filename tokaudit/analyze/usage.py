@@ -395,7 +395,9 @@ def _tool_report(store: Store, by: str, since: date | None, until: date | None, 
     _check_tz(store, tz)
     local = f"(coalesce(t.ts_utc, t.result_ts_utc) AT TIME ZONE 'UTC') AT TIME ZONE '{tz}'"
     where, params = _window(since, until, local)
-    key_expr, key_name = ("t.tool_name", "tool") if by == "tool" else ("coalesce(t.mcp_server, '(not MCP)')", "mcp_server")
+    # A result whose call the log does not hold (its file starts after the call: a resumed or cut transcript) has no name.
+    key_expr, key_name = (("coalesce(t.tool_name, '(no tool name)')", "tool") if by == "tool"
+                          else ("coalesce(t.mcp_server, '(not MCP)')", "mcp_server"))
     joins, tokens, method = result_tokens_sql("t")
     rows = fetch_dicts(
         store,

@@ -14,7 +14,7 @@ Mapping (Anthropic usage is already canonical: ``input_tokens`` excludes cache):
 cache_read_input_tokens``; ``cache_write_5m/1h_tokens ←
 cache_creation.ephemeral_5m/1h_input_tokens`` (when the split is missing, all
 of ``cache_creation_input_tokens`` is booked as 5m and ``cache_ttl_known`` is
-false); ``output_tokens ← output_tokens`` (thinking included);
+false; so is the rest when the split sums to less than the total); ``output_tokens ← output_tokens`` (thinking included);
 ``reasoning_tokens`` is NULL (not reported separately).
 
 Dedup key: ``claude:<message.id>:<requestId>``. Claude Code writes one line per
@@ -31,7 +31,9 @@ Quirks handled:
   notices), not model calls: recorded as events, never billed;
 * sidechain replays (``/btw``, ccusage#913) are dropped by the store's dedup view;
 * subagent files become their own session with ``parent_session_id`` set to the
-  session that spawned them, so totals roll up;
+  session that spawned them, so totals roll up; so do subagents that older versions
+  (1.x–2.0.x) wrote into the parent's transcript as a sidechain of their own
+  (``_inline_subagent``);
 * ``file-history-snapshot`` lines (can be hundreds of MB, ccusage#873) are
   skipped before parsing; other UI/state line types are skipped by rule
   ``type:<name>``;
@@ -145,6 +147,7 @@ class ClaudeLine(Struct):
     agentId: str | None = None
     requestId: str | None = None
     uuid: str | None = None
+    parentUuid: str | None = None
     isApiErrorMessage: bool | None = None
     subtype: str | None = None
     message: Message | None = None
@@ -318,8 +321,9 @@ def _use_line(result: ParseResult, line: Line, obj: ClaudeLine, project: str, su
         return
     result.state["session_uuid"] = raw_session
     parent_id = f"claude-code:{raw_session}"
-    if subagent is not None:
-        agent_id = obj.agentId or subagent
+    inline = _inline_subagent(result.state, obj) if subagent is None and obj.isSidechain else None
+    if subagent is not None or inline is not None:
+        agent_id = obj.agentId or subagent or inline
         session_id = f"{parent_id}:agent-{agent_id}"
     else:
         agent_id, session_id = obj.agentId, parent_id
@@ -332,10 +336,10 @@ def _use_line(result: ParseResult, line: Line, obj: ClaudeLine, project: str, su
                 "project": project,
                 "cwd": obj.cwd,
                 "git_branch": obj.gitBranch or None,
-                "parent_session_id": parent_id if subagent is not None else None,
+                "parent_session_id": parent_id if session_id != parent_id else None,
                 "agent_id": agent_id,
                 "agent_version": obj.version,
-                "subagent_type": _subagent_type(result.state) if subagent is not None else None,
+                "subagent_type": _subagent_type(result.state) if subagent is not None else "subagent" if session_id != parent_id else None,
                 "started_at_utc": ts,
                 "ended_at_utc": ts,
             }
@@ -400,6 +404,34 @@ def _reported_duration_ms(raw: Raw) -> int | None:
         if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms >= 0:
             return round(ms)
     return None
+
+
+# Inline subagent chains remembered per file (their lines' uuids), at most this many: a transcript of thousands
+# of subagent turns keeps the latest; a line whose parent was forgotten starts a chain of its own.
+MAX_INLINE_UUIDS = 20_000
+
+
+def _inline_subagent(state: dict[str, Any], obj: ClaudeLine) -> str | None:
+    """The subagent a sidechain line of a main transcript belongs to, or None when it belongs to the session.
+
+    Claude Code before the ``subagents/`` files (1.x–2.0.x) wrote a Task's subagent into the parent's
+    transcript, each turn marked ``isSidechain``: a chain of its own, rooted at the subagent's prompt (a line
+    with no ``parentUuid``), sometimes with an ``agentId``. Such a chain is the subagent, named by its
+    ``agentId`` or its root's uuid. A sidechain line whose chain leads back into the session's own (a
+    ``/btw`` side question replaying a message) stays in the session; the store's dedup view drops the replay.
+    """
+    chains: dict[str, str] = state.setdefault("inline_chains", {})
+    owner = chains.get(obj.parentUuid) if obj.parentUuid else None
+    if owner is None:
+        if obj.agentId:
+            owner = obj.agentId
+        elif obj.parentUuid is None and obj.uuid:
+            owner = obj.uuid
+    if owner is not None and obj.uuid:
+        if len(chains) >= MAX_INLINE_UUIDS:
+            chains.pop(next(iter(chains)))
+        chains[obj.uuid] = owner
+    return owner
 
 
 def _subagent_type(state: dict[str, Any]) -> str:
@@ -499,9 +531,13 @@ def _add_call(result: ParseResult, line: Line, obj: ClaudeLine, session_id: str,
 
 
 def _cache_writes(total: int | None, split: CacheCreation | None) -> tuple[int, int, bool]:
-    """(5-minute, 1-hour, TTL known): the split when the log gives it, else every write booked as 5-minute."""
+    """(5-minute, 1-hour, TTL known): the split when the log gives it, else every write booked as 5-minute.
+    A split short of the total (lines relayed through some API gateways) books the rest as 5-minute, TTL
+    unknown: the total is what was billed, and dropping the rest would lose tokens."""
     if split is not None and (split.ephemeral_5m_input_tokens is not None or split.ephemeral_1h_input_tokens is not None):
-        return split.ephemeral_5m_input_tokens or 0, split.ephemeral_1h_input_tokens or 0, True
+        write_5m, write_1h = split.ephemeral_5m_input_tokens or 0, split.ephemeral_1h_input_tokens or 0
+        rest = (total or 0) - write_5m - write_1h
+        return (write_5m + rest, write_1h, False) if rest > 0 else (write_5m, write_1h, True)
     return total or 0, 0, not total
 
 
