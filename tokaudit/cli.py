@@ -455,7 +455,8 @@ def show_command(session, as_json, db, config_path, wait_s, no_upgrade):
     SESSION is a session id or the start of one (the format prefix such as
     `claude-code:` may be left out). In the tool calls, ✗ marks a failed call
     and ↻ a call whose changed arguments the previous result dictated (a
-    counter going up, a cursor copied from it).
+    counter going up, a cursor copied from it, a reference another tool's
+    answer named).
 
     \b
     Examples:

@@ -1684,3 +1684,112 @@ def test_no_swell_is_inferred_where_the_growth_has_another_explanation(case):
         one_off=case == "a one-off", swell_tokens={"a small swell": 3_000, "a large result explains it": 0}.get(case, 20_000),
     )  # fmt: skip
     assert not by(audit(*benign(30), s), "tool_surface_change", s.session_id)
+
+
+def _hops(rng: random.Random, n: int) -> list[str]:
+    """References of several shapes (a URN, a dotted name, a path, a snake_case id), all new."""
+    words = ["ledger", "quota", "tenant", "policy", "anchor", "replica", "cohort", "bundle", "ticket", "vendor"]
+    w = lambda: rng.choice(words) + rng.choice(words)  # noqa: E731
+    shapes = [lambda: f"urn:{w()}:{rng.randrange(16**6):06x}", lambda: f"{w()}.{w()}", lambda: f"{w()}/{w()}_{w()}", lambda: f"{w()}_{w()}_{w()}"]
+    return [shapes[k % 4]() for k in range(n)]
+
+
+def test_a_walk_the_servers_steer_from_tool_to_tool_is_a_relay_walk_and_a_verdict_beside_its_cost():
+    """Each answer names the next reference to resolve and the tool to resolve it with, across two servers: every
+    call new content, no tool repeated in a row, so no loop; the walk itself is the evidence."""
+    rng = random.Random(5)
+    tools = ["graph/get_relations", "catalog/get_record", "graph/resolve_entity", "catalog/lookup_owner"]
+    walk = Session("claude-code:hopscotch")
+    refs = _hops(rng, 25)
+    walk.turn(tools=[("Read", '{"file_path":"/src/task.md"}', "resolve the dependency of the deploy")])
+    for k in range(24):
+        body = " ".join(f"w{rng.randrange(10**6)}" for _ in range(300))
+        nxt = tools[(k + 1) % 4].split("/")[1]
+        walk.turn(tools=[(tools[k % 4], json.dumps({"ref": refs[k], "view": "summary"}),
+                          f'{{"records":"{body}","note":"Resolution incomplete until {refs[k + 1]} is resolved via {nxt}."}}')])
+    walk.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), walk)
+    (relay,) = [f for f in by(findings, "continuation_loop", walk.session_id) if f.metric == "relay_walk_length"]
+    assert relay.value == 24 and relay.evidence["relay"] and relay.evidence["servers"] == ["catalog", "graph"]
+    assert "4 tools of 2 servers" in relay.explanation and relay.severity in ("low", "medium")
+    (verdict,) = by(findings, "economic_dos", walk.session_id)
+    assert verdict.evidence["reasons"] == ["structural"]
+    # Its pages are new content, as an honest investigation's are: below the cost gate it is left to the finding.
+    cheap = audit(*benign(30), walk, economic_dos={"min_cost_ratio": 1000.0, "min_weak_cost_ratio": 1000.0})
+    assert by(cheap, "continuation_loop", walk.session_id) and not by(cheap, "economic_dos", walk.session_id)
+
+
+def test_look_ups_that_follow_a_reference_a_few_hops_or_carry_one_id_throughout_are_no_relay_walk():
+    """An order, its customer, the customer's account: a few hops, and the next order comes from the listing, not
+    from the last answer. And a project id every call sends and every answer repeats is carried, not relayed."""
+    rng = random.Random(6)
+    lookups, carried = Session("claude-code:lookups"), Session("claude-code:carried")
+    orders = [f"ORD-{rng.randrange(10**6)}" for _ in range(8)]
+    text = lambda: " ".join(rng.choice(["late", "shipped", "paid", "refund", "priority", "address", "carrier", "warehouse", "invoice",  # noqa: E731
+                                        "credit", "terms", "contact", "region", "tier", "renewal", "discount"]) + str(rng.randrange(99)) for _ in range(40))
+    lookups.turn(tools=[("shop/list_orders", '{"status":"late"}', json.dumps({"orders": orders}))])
+    for order in orders:
+        customer, account = f"cus_{rng.randrange(10**8)}", f"acct.{rng.randrange(10**6)}"
+        lookups.turn(tools=[("shop/get_order", json.dumps({"id": order}), json.dumps({"id": order, "customer": customer, "notes": text()}))])
+        lookups.turn(tools=[("crm/get_customer", json.dumps({"id": customer}), json.dumps({"id": customer, "account": account, "notes": text()}))])
+        lookups.turn(tools=[("billing/get_account", json.dumps({"id": account}), json.dumps({"id": account, "balance": rng.randrange(999), "notes": text()}))])
+    names = ["metrics/query", "logs/search", "traces/find"]
+    for k in range(24):
+        carried.turn(tools=[(names[k % 3], json.dumps({"project": "acme-prod-01", "q": f"error rate {k}"}),
+                             json.dumps({"project": "acme-prod-01", "rows": [rng.randrange(10**6) for _ in range(20)]}))])
+    for s in (lookups, carried):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), lookups, carried)
+    for s in (lookups, carried):
+        assert not [f for f in by(findings, "continuation_loop", s.session_id) if f.metric == "relay_walk_length"]
+        assert not by(findings, "economic_dos", s.session_id)
+
+
+def _staged_task(name: str, stages: int, *, shared_files: int, with_server: bool, seed: int) -> list[Session]:
+    """A lead handing ``stages`` subagents one stage each; every subagent reads the same ``shared_files`` large
+    files into its fresh context, then (``with_server``) hands its stage back to an orchestrating server."""
+    rng = random.Random(seed)
+    files = {f"/src/core/m{k}.py": " ".join(f"def f{k}_{j}(x): return x * {j}" for j in range(1_500)) for k in range(shared_files)}
+    lead = Session(f"claude-code:{name}")
+    helpers = []
+    for stage in range(stages):
+        lead.turn(tools=[("Task", json.dumps({"prompt": f"stage {stage}", "subagent_type": "general-purpose"}), f"stage {stage} done")])
+        helper = Session(f"{lead.session_id}:agent-s{stage}")
+        helper.parent_session_id, helper.subagent_type = lead.session_id, "general-purpose"
+        for path, text in files.items():
+            helper.turn(tools=[("Read", json.dumps({"file_path": path}), text)])
+        helper.turn(tools=[("Grep", json.dumps({"pattern": f"todo{stage}"}), f"m{rng.randrange(99)}.py: todo {stage}")])
+        if with_server:
+            helper.turn(tools=[("orchestrator/submit_stage", json.dumps({"stage": f"s-{stage}", "report": "ok"}), '{"accepted": true}')])
+        helper.turn(stop_reason="end_turn")
+        helpers.append(helper)
+    lead.turn(stop_reason="end_turn")
+    return [lead, *helpers]
+
+
+def test_subagents_reading_the_same_files_one_stage_after_another_are_a_sponge_of_their_task():
+    """A server hands the work to a fresh agent per stage: every one rebuilds the context the last one had, reading
+    the same large files again. Each subagent looks small; the task is where the waste is."""
+    relay = _staged_task("relay", 8, shared_files=3, with_server=True, seed=1)
+    findings = audit(*benign(30, turns=14), *relay)
+    (f,) = [f for f in by(findings, "amplification", relay[0].session_id) if f.metric == "subagent_rereads"]
+    assert f.value == 8 and f.tool_key == "orchestrator/submit_stage" and f.evidence["mcp"] and f.evidence["contents"] == 3
+    assert f.excess_tokens >= 7 * 3 * 2_000 and "The task (this session and all its subagents) cost" in f.explanation
+    (verdict,) = by(findings, "economic_dos", relay[0].session_id)
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.value == f.evidence["group_ratio"] >= 1.5
+    # Below the cost gate the finding stays its own.
+    cheap = audit(*benign(30, turns=14), *relay, economic_dos={"min_cost_ratio": 1000.0, "min_weak_cost_ratio": 1000.0})
+    assert not by(cheap, "economic_dos", relay[0].session_id)
+
+
+def test_a_few_subagents_sharing_a_file_or_many_without_a_server_between_are_no_verdict():
+    """Three subagents reading one key module is ordinary; eight reading it with no server in the story is the
+    agent's own workflow: reported, no verdict."""
+    few = _staged_task("few", 3, shared_files=2, with_server=True, seed=2)
+    own = _staged_task("own", 8, shared_files=3, with_server=False, seed=3)
+    findings = audit(*benign(30, turns=14), *few, *own)
+    assert not [f for f in by(findings, "amplification", few[0].session_id) if f.metric == "subagent_rereads"]
+    (f,) = [f for f in by(findings, "amplification", own[0].session_id) if f.metric == "subagent_rereads"]
+    assert not f.evidence["mcp"] and f.tool_key == "Read" and "a workflow of the agent's own" in f.explanation
+    for s in (few, own):
+        assert not by(findings, "economic_dos", s[0].session_id)

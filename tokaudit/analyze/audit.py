@@ -322,7 +322,8 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
         return [
             {"tool": r["tool_key"], "args_tokens": r["args_tokens"], "args_tokens_method": r["args_tokens_method"],
              "result_tokens": r["result_tokens"], "result_tokens_method": r["result_tokens_method"], "is_error": r["is_error"],
-             "steered": r["steered"]}
+             # Dictated by the previous result: by its tool's own answer, or relayed from another tool's.
+             "steered": bool(r["steered"] or r["relayed"])}
             for r in rows.iter_rows(named=True)
         ]
 

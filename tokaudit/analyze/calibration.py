@@ -42,6 +42,8 @@ KNOBS = (
     Knob("continuation_loop", "min_long_len", {"min_long_len": 2}, "value", True, floor=30, evidence=("repetitive", False)),
     # Steered chains of slivers (a record or none a call) set the drip length: a queue consumer's chain looks the same.
     Knob("continuation_loop", "min_drip_len", {"min_drip_len": 2}, "value", True, floor=15, evidence=("drip", True)),
+    # Relay walks across tools: honest look-ups following a reference end in a few hops.
+    Knob("continuation_loop", "min_relay_len", {"min_relay_len": 2}, "value", True, "relay_walk_length", floor=12),
     Knob("payload_withholding", "min_len", {"min_len": 2}, "calls", True, floor=4),
     Knob("argument_inflation", "min_args_tokens", {"min_args_tokens": 1}, "value", True),
     # Identical failing calls of an MCP tool: benign retries after a 429/503 stop at a few; never below the

@@ -82,8 +82,9 @@ def with_traffic_estimates(sessions: pl.DataFrame, tools: pl.DataFrame, links: p
 
 def session_baselines(sessions: pl.DataFrame, min_n: int = 20, min_fallback_n: int = 8) -> pl.DataFrame:
     """Per session: its cohort (level and size), the cohort's median cost, robust z, cost ratio, whether
-    its cost was estimated (``with_traffic_estimates``) and, for a subagent without a cohort of its own kind,
-    its task's cost ratio (``task_ratio``, else null)."""
+    its cost was estimated (``with_traffic_estimates``), for a subagent without a cohort of its own kind,
+    its task's cost ratio (``task_ratio``, else null), and for a session that spawned subagents, the cost ratio
+    of its whole task (``group_ratio``: the session and its subagents, else null)."""
     return _with_task_ratios(sessions, _baselines(sessions, min_n, min_fallback_n), min_n, min_fallback_n)
 
 
@@ -116,8 +117,17 @@ def _with_task_ratios(sessions: pl.DataFrame, own: pl.DataFrame, min_n: int, min
         .join(by_group, on="parent_session_id", how="inner")
         .select("session_id", pl.col("_group_ratio").alias("task_ratio"))
     )
+    # The task's ratio on the session that spawned it: waste spread over its subagents is measured on the whole.
+    group = (
+        by_group.rename({"parent_session_id": "session_id", "_group_ratio": "group_ratio"})
+        .join(groups.filter(pl.col("_delegated")).select("session_id"), on="session_id", how="semi")
+    )
     # A subagent with no baseline of its own still gets a row: the gates read its task's ratio.
-    return own.join(wanted, on="session_id", how="full", coalesce=True).with_columns(pl.col("cost_estimated").fill_null(False))
+    return (
+        own.join(wanted, on="session_id", how="full", coalesce=True)
+        .join(group, on="session_id", how="full", coalesce=True)
+        .with_columns(pl.col("cost_estimated").fill_null(False))
+    )
 
 
 def _baselines(sessions: pl.DataFrame, min_n: int, min_fallback_n: int) -> pl.DataFrame:

@@ -326,10 +326,26 @@ def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "arg
     return sql.replace("args_values", values) if values != "args_values" else sql
 
 
+# A relay: an MCP call sending a token the previous MCP call's result named (a reference to resolve next, a handle)
+# that neither that call nor the last call of its own tool had sent (a project id every call carries is no relay).
+# A token: six characters or more, no spaces, with a digit or one of /.:=+_- (an id, a path, a dotted name, a URN);
+# plain words are the model's own. The previous MCP call is the session's last call, or the one before it when the
+# last was the agent's own tool.
+_RELAY = """list_bool_or(list_transform(_own_values, lambda x: CASE
+    WHEN length(x) < 6 OR length(x) > 200 THEN false WHEN NOT contains({excerpt}, x) THEN false
+    WHEN regexp_matches(x, '\\s') OR NOT regexp_matches(x, '[0-9/.:=+_-]') THEN false
+    ELSE NOT list_contains(coalesce({values}, []), x) AND NOT list_contains(coalesce(_any_values, []), x) END))"""
+RELAYED_SQL = f"""CASE WHEN NOT _mcp THEN false
+    WHEN _last_server_shape IS NOT NULL THEN coalesce({_RELAY.format(excerpt="_last_excerpt", values="_last_values")}, false)
+    WHEN _last_tool IS NOT NULL AND _last2_server_shape IS NOT NULL
+         THEN coalesce({_RELAY.format(excerpt="_last2_excerpt", values="_last2_values")}, false)
+    ELSE false END"""
+
+
 def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
     """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values, args_bytes, args_hash (of
     the exact arguments) and result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered``, ``alias_steered``,
-    ``authored`` (``AUTHORED_SQL``) and ``resent`` (``RESENT_SQL``), calls ordered by ``order_by``.
+    ``authored`` (``AUTHORED_SQL``), ``resent`` (``RESENT_SQL``) and ``relayed`` (``RELAYED_SQL``), calls ordered by ``order_by``.
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
     its tool whatever the shape (a first call without a cursor, then the same call with one). An MCP
@@ -411,6 +427,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                    -- calls of each name, before the tool has a step of its own, are enough to link the names.)
                    CASE WHEN _alias_values IS NOT NULL AND NOT _steered_here
                         THEN coalesce({alias}, false) ELSE false END AS alias_steered
+                   , {RELAYED_SQL} AS relayed
             FROM g
         )
         SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_args_bytes, _any_args_hash, _any_shape, _meter, _prev_meter,

@@ -25,7 +25,7 @@ import polars as pl
 
 from tokaudit.store.engine import Store, duckdb
 
-STEERING_COLUMNS = ("shape_hash", "values_hash", "unnarrated_hashes", "steered", "alias_steered", "authored", "resent")
+STEERING_COLUMNS = ("shape_hash", "values_hash", "unnarrated_hashes", "steered", "alias_steered", "authored", "resent", "relayed")
 """The columns ``steering_sql`` adds to its relation: what the cache keeps per tool call."""
 
 # Every column of a folded tool call that the rule reads, directly or through what

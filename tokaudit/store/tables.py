@@ -335,6 +335,7 @@ steering_cache = Table(
     Column("alias_steered", Boolean),
     Column("authored", Boolean),
     Column("resent", Boolean),
+    Column("relayed", Boolean),
 )
 
 steering_sessions = Table(

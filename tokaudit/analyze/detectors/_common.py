@@ -25,6 +25,11 @@ class Context:
         a cohort of its own kind, its task's (``cohorts.session_baselines``: ``task_ratio``)."""
         return self._ratios.get(session_id)
 
+    def group_ratio(self, session_id: str) -> float | None:
+        """For a session that spawned subagents, its whole task's cost (the session and its subagents) as a multiple
+        of its cohort's tasks' median (``cohorts.session_baselines``: ``group_ratio``); None otherwise."""
+        return self._groups.get(session_id)
+
     def ratio_estimated(self, session_id: str) -> bool:
         """Whether the session's cost ratio is an estimate from its tool traffic (``cohorts.with_traffic_estimates``)."""
         return session_id in self._estimated
@@ -47,6 +52,8 @@ class Context:
         self._ratios: dict[str, float] = dict(zip(known["session_id"].to_list(), known["_ratio"].to_list()))
         self._by_task: set[str] = set(known.filter(pl.col("task_ratio").is_not_null())["session_id"].to_list())
         self._estimated: set[str] = set(self.baselines.filter(pl.col("cost_estimated"))["session_id"].to_list())
+        groups = self.baselines.filter(pl.col("group_ratio").is_not_null())
+        self._groups: dict[str, float] = dict(zip(groups["session_id"].to_list(), groups["group_ratio"].to_list()))
 
 
 # A prompt that shrank below this share of the request before it is a new context: a compaction or a
@@ -88,11 +95,11 @@ def fire_turn(calls: int) -> pl.Expr:
     return pl.col("turn").sort().get(pl.min_horizontal(pl.len() - 1, pl.lit(max(calls - 1, 0)))).alias("fire_turn")
 
 
-_RUN_LENGTHS = {"run_id": "run_len", "skel_run_id": "skel_run_len", "steer_chain_id": "steer_chain_len"}
+_RUN_LENGTHS = {"run_id": "run_len", "skel_run_id": "skel_run_len", "steer_chain_id": "steer_chain_len", "relay_walk_id": "relay_walk_len"}
 
 
 def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
-    """One row per run (``by`` = "run_id", "skel_run_id" or "steer_chain_id") of at least ``min_len`` calls, with its totals."""
+    """One row per run (``by`` = "run_id", "skel_run_id", "steer_chain_id" or "relay_walk_id") of at least ``min_len`` calls, with its totals."""
     # Runs too short are dropped on their length (analyze.features) before the totals: most runs are.
     return (
         tools.filter(pl.col(by).is_not_null() & (pl.col(_RUN_LENGTHS[by]) >= min_len))
@@ -137,9 +144,11 @@ def chain_finding(
     what: str,
     extra: dict[str, Any] | None = None,
     max_severity: str | None = None,
+    named: str | None = None,
 ) -> Finding:
     """A finding about a run of calls: the tokens and dollars after its first call count as excess; its
-    severity follows the session's cost, up to ``max_severity`` (evidence that may be benign)."""
+    severity follows the session's cost, up to ``max_severity`` (evidence that may be benign). ``named`` replaces
+    the explanation's "Tool 'x' was" (the chain's tools as one tool's aliases) for chains of several tools of their own."""
     ratio = context.ratio(run["session_id"])
     excess_tokens = int((run["billed_tokens"] or 0) - (run["first_billed_tokens"] or 0))
     usd = run.get("billed_usd")
@@ -150,9 +159,9 @@ def chain_finding(
     where = f" (turns {first_turn}–{last_turn})" if first_turn is not None else ""
     tools = run.get("chain_tools") or [tool]
     # Aliases of one server's tool that it rotated (features.chain_key): one chain under several names.
-    named = (f"Tool {tool!r} was" if len(tools) == 1
-             else f"Tools {', '.join(repr(t) for t in tools[:MAX_NAMED_TOOLS])}{' …' if len(tools) > MAX_NAMED_TOOLS else ''} "
-                  f"(one server's tool under {len(tools)} names it rotated) were")
+    named = named or (f"Tool {tool!r} was" if len(tools) == 1
+                      else f"Tools {', '.join(repr(t) for t in tools[:MAX_NAMED_TOOLS])}{' …' if len(tools) > MAX_NAMED_TOOLS else ''} "
+                           f"(one server's tool under {len(tools)} names it rotated) were")
     # An MCP transcript logs no model requests: there is no bill of those turns to quote.
     billed = (f"; those turns were billed {int(run['billed_tokens']):,} tokens" + (f" (${usd:,.2f})" if usd is not None else "")
               if run["billed_tokens"] else "")

@@ -72,6 +72,15 @@ large local content into its context over and over, where the tool's own results
 finding names that MCP tool. False positives: a workflow that re-reads an unchanged large report
 after every call of a tool (a file that changed in between is a different result).
 
+Re-reads across subagents: the same large local content (the same call of the agent's own tool, the same
+result, ``min_reread_result_tokens`` or more) read by ``min_subagent_rereads`` or more subagents of one task,
+``min_subagent_reread_tokens`` or more read again in all — a server handing the work to a fresh agent one stage
+at a time, each rebuilding in an empty (uncached) context what the last one had read. Each subagent looks small;
+the finding is on the session that spawned them (evidence ``scope`` "task"), and the verdict weighs it by the
+whole task's cost (``Context.group_ratio``). It names the MCP tool most of those subagents called (evidence
+``mcp``); with none, it is a workflow of the agent's own. False positives: many subagents each loading one
+shared guide or key module (a few do; the counts are set above that).
+
 Repetitive and opaque results count on one call too when it is ``min_single_sponge_tokens``
 or more: a sponge server needs only one such result to flood the context, and what it
 holds — not its size alone — is the evidence. (A single large result of ordinary text
@@ -134,6 +143,10 @@ class Params:
     # The same large local content read again right after an MCP tool's results, this many times.
     min_reread_calls: int = 4
     min_reread_result_tokens: int = 2000
+    # The same large local content read by this many subagents of one task (each starting from an empty context),
+    # this many tokens read again in all: a handful of subagents sharing a style guide or a key module is ordinary.
+    min_subagent_rereads: int = 5
+    min_subagent_reread_tokens: int = 20_000
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -169,6 +182,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     out += _compression_outliers(context, params, already, opaque=True)
     out += _repeated_results(context, params)
     out += _rereads(context, params)
+    out += _subagent_rereads(context, params)
     out += _accumulating_results(context, params)
     calls = context.frames.calls.filter(
         (pl.col("output_tokens") >= params.min_output_tokens)
@@ -456,6 +470,70 @@ def _rereads(context: Context, params: Params) -> list[Finding]:
         )
         for r in per.iter_rows(named=True)
     ]
+
+
+def _subagent_rereads(context: Context, params: Params) -> list[Finding]:
+    """Subagents of one task reading the same large local content one after another: a finding on the session
+    that spawned them, naming the MCP tool every one of them called when there is one."""
+    subagents = context.frames.sessions.filter(pl.col("parent_session_id").is_not_null()).select("session_id", "parent_session_id")
+    if subagents.is_empty() or context.tools.is_empty():
+        return []
+    calls = context.tools.join(subagents, on="session_id")
+    # The same content: the same call of the same tool answered with the same text.
+    reads = calls.filter(~pl.col("is_mcp").fill_null(False) & (pl.col("result_tokens") >= params.min_reread_result_tokens)
+                         & pl.col("result_hash").is_not_null())
+    shared = (
+        reads.group_by("parent_session_id", "tool_key", "args_hash", "result_hash")
+        .agg(pl.col("session_id").unique().alias("readers"), pl.len().alias("reads"), pl.col("result_tokens").max().alias("tokens"),
+             pl.col("result_tokens_method").first().alias("method"))
+        .filter(pl.col("readers").list.len() >= params.min_subagent_rereads)
+    )
+    if shared.is_empty():
+        return []
+    per_task = shared.group_by("parent_session_id").agg(
+        pl.col("readers").list.explode(keep_nulls=False, empty_as_null=False).unique().alias("readers"),
+        ((pl.col("reads") - 1) * pl.col("tokens")).sum().alias("reread_tokens"),
+        pl.len().alias("contents"),
+        pl.col("tool_key").unique().sort().alias("read_by"),
+        pl.col("method").first(),
+    ).filter(pl.col("reread_tokens") >= params.min_subagent_reread_tokens)
+    # The server behind it: an MCP tool that most of those subagents called (a plan stage handed to each).
+    drivers = (
+        calls.filter(pl.col("is_mcp").fill_null(False))
+        .join(per_task.select("parent_session_id", pl.col("readers").alias("_readers")), on="parent_session_id")
+        .filter(pl.col("session_id").is_in(pl.col("_readers")))
+        .group_by("parent_session_id", "tool_key").agg(pl.col("session_id").n_unique().alias("driven"))
+        .sort("driven", "tool_key", descending=[True, False])
+        .group_by("parent_session_id", maintain_order=True).first()
+    )
+    per_task = per_task.join(drivers, on="parent_session_id", how="left").sort("parent_session_id")
+    out = []
+    for r in per_task.iter_rows(named=True):
+        session, n = r["parent_session_id"], len(r["readers"])
+        driven = (r["driven"] or 0) * 2 > n  # called in most of the subagents that re-read
+        group = context.group_ratio(session)
+        cost = f" The task (this session and all its subagents) cost {group:.1f}× its cohort's median." if group is not None else ""
+        by = (f"Each of them also called {r['tool_key']!r} ({r['driven']} of {n}): the server may be handing the work to fresh "
+              "agents one stage at a time, so each rebuilds the context the last one had.") if driven else (
+              "No MCP tool was called in most of them: a workflow of the agent's own, left to a person.")
+        out.append(
+            Finding(
+                detector=NAME, severity=severity_for_ratio(group if group is not None else context.ratio(session)), session_id=session,
+                first_turn=None, last_turn=None, metric="subagent_rereads", value=float(n),
+                threshold=(f"the same result of ≥ {params.min_reread_result_tokens:,} tokens read by ≥ {params.min_subagent_rereads} "
+                           f"subagents of one task, ≥ {params.min_subagent_reread_tokens:,} tokens read again in all"),
+                excess_tokens=int(r["reread_tokens"]), excess_usd=None,
+                tool_key=r["tool_key"] if driven else r["read_by"][0],
+                explanation=(
+                    f"{n} subagents of this task read the same local content again ({r['contents']} results of "
+                    f"{', '.join(map(repr, r['read_by']))}): {int(r['reread_tokens']):,} tokens ({r['method']}) read before, each time "
+                    f"into a fresh context that paid to write it to the cache. {by}{cost}"
+                ),
+                evidence={"subagents": n, "contents": r["contents"], "read_by": r["read_by"], "mcp": driven, "scope": "task",
+                          "group_ratio": group},
+            )
+        )
+    return out
 
 
 def _compression_explanation(r: dict, opaque: bool) -> str:

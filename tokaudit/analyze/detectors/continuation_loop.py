@@ -32,6 +32,14 @@ chain ran through an MCP tool is in the evidence (``mcp``): a chain of the
 agent's own tools (the same test run again after edits) stays its own finding
 and is no economic-DoS verdict.
 
+A *relay walk*: ``min_relay_len`` MCP calls or more in a row (the agent's own calls aside), over
+``min_relay_tools`` tools or more, each sending a token the previous MCP call's result named and no call
+before had sent (``relayed``, ``analyze.steering``: "resolve urn:x:5c2f31 via get_policy next") — servers
+walking the agent from tool to tool, each answer naming the next reference to chase, so every call pays
+for the whole context again while the task waits. Its pages are new content, so only its length and the
+verdict's cost gate tell it from an honest investigation (an order, its customer, the customer's
+account: a few hops). Reported with evidence ``relay`` True.
+
 A chain whose steered calls mostly carry new text the model wrote (``authored``: a thought, a note, not
 a value re-sent or grown) of ``min_written_tokens`` or more per call on average, at least as much as their
 results held, is reported with evidence ``writes`` True: a scratchpad server (sequential thinking: the
@@ -47,7 +55,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups
+from tokaudit.analyze.detectors._common import MAX_NAMED_TOOLS, Context, chain_finding, run_groups
 
 NAME = "continuation_loop"
 TITLE = "Server-steered loop returning little new (D5)"
@@ -70,9 +78,17 @@ class Params:
     # call on average and no fewer than their results — a narration sentence beside a counter is about 20–60.
     min_written_tokens: int = 80
     min_authored_share: float = 0.5
+    # A relay walk across tools: honest look-ups that follow a reference (an order, its customer, the customer's
+    # account) end in a few hops.
+    min_relay_len: int = 12
+    min_relay_tools: int = 3
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
+    return _steered_chains(context, params) + _relay_walks(context, params)
+
+
+def _steered_chains(context: Context, params: Params) -> list[Finding]:
     tools = context.tools
     runs = run_groups(tools, "steer_chain_id", params.min_len)
     if runs.is_empty():
@@ -145,6 +161,41 @@ def detect(context: Context, params: Params) -> list[Finding]:
                        "drip": run["drip"], "writes": run["writes"]},
                 # A long chain of new content may be the pagination the task wanted: worth a look, not an alarm.
                 max_severity=None if run["repetitive"] else "medium",
+            )
+        )
+    return findings
+
+
+def _relay_walks(context: Context, params: Params) -> list[Finding]:
+    """MCP calls in a row each relaying a token the previous one's result named, across several tools."""
+    tools = context.tools
+    sessions = tools.filter(pl.col("relayed")).get_column("session_id").unique()
+    if sessions.is_empty():
+        return []
+    # Only MCP calls: the agent's own calls between are asides (the rule looked past one of them).
+    mcp = tools.filter(pl.col("is_mcp") & pl.col("session_id").is_in(sessions.implode()))
+    start = ~pl.col("relayed") | (pl.col("session_id") != pl.col("session_id").shift(1)).fill_null(True)
+    mcp = mcp.with_columns(start.cum_sum().alias("relay_walk_id"))
+    mcp = mcp.with_columns(pl.len().over("relay_walk_id").alias("relay_walk_len"))
+    walks = run_groups(mcp, "relay_walk_id", params.min_relay_len).filter(pl.col("chain_tools").list.len() >= params.min_relay_tools)
+    findings = []
+    for walk in walks.iter_rows(named=True):
+        names = walk["chain_tools"]
+        servers = sorted({t.split("/")[0] for t in names})
+        named = (f"Tools {', '.join(repr(t) for t in names[:MAX_NAMED_TOOLS])}{' …' if len(names) > MAX_NAMED_TOOLS else ''} "
+                 f"({len(names)} tools of {len(servers)} server{'s' if len(servers) > 1 else ''}) were")
+        findings.append(
+            chain_finding(
+                context, walk, detector=NAME, metric="relay_walk_length", value=walk["calls"],
+                threshold=f"≥ {params.min_relay_len} MCP calls in a row over ≥ {params.min_relay_tools} tools, each relaying a token the previous result named",
+                what=(
+                    "A walk the servers steered from tool to tool: each call sent a reference the previous call's result named "
+                    "and no call before had sent, so every answer chose the next call while the context was paid for again "
+                    f"(mean novelty {walk['mean_novelty'] or 0:.2f}: new content, which an honest investigation has too — "
+                    "its length and cost tell them apart)."
+                ),
+                extra={"relay": True, "servers": servers, "repetitive": False, "drip": False, "writes": False},
+                max_severity="medium", named=named,
             )
         )
     return findings

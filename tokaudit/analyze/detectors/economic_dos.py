@@ -23,7 +23,9 @@ A session is flagged when:
   Off by default: a long pagination the task wanted has the same shape and costs
   as much (listings of 30–60 pages at 4–22× their cohort in a blind probe, against
   two drip-feeds), so the D5 finding stays its own, for a person to judge;
-* a weaker structural detector fired — argument inflation (D6), verbose,
+* a weaker structural detector fired — argument inflation (D6), a relay walk across tools (D5 ``relay``:
+  each MCP call sending a reference the previous answer named, new content every call, as an honest
+  investigation's are but for many more hops), verbose,
   repetitive, random or repeated (sponge) results of an MCP tool, or answers to the same poll
   that each repeat the one before and grow (D2 ``accumulating_results``), a poll whose progress
   went backwards again and again (D3 ``progress_regressions``), an MCP tool slower
@@ -95,7 +97,7 @@ STRUCTURAL = ("continuation_loop", "argument_inflation", "cycles")
 SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
 # D2 findings that say an MCP tool's results were a sponge: far above its usual size, mostly repetition, or random data.
 SPONGE_METRICS = ("result_size_vs_tool_median", "large_results_new_tool", "result_compress_ratio", "result_opaque", "repeated_results",
-                  "rereads_after_tool", "accumulating_results")
+                  "rereads_after_tool", "accumulating_results", "subagent_rereads")
 # A D8 finding that names a tool: an MCP server slower than the prompt cache's lifetime, called again and again.
 STALL_METRIC = "slow_tool_cache_misses"
 # D12 metrics that say a surface changed: seen in a transcript, or inferred from the agent's log.
@@ -179,7 +181,7 @@ def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool
     # A long steered chain of new content counts only at a high cost; a drip-feed of slivers with the cost gate.
     return (
         kind and f.evidence.get("mcp", True)
-        and (f.evidence.get("repetitive", True) or bool(f.evidence.get("drip"))
+        and (f.evidence.get("repetitive", True) or bool(f.evidence.get("drip")) or bool(f.evidence.get("relay"))
              or (params.long_chain_verdict and ratio is not None and ratio >= params.min_long_chain_cost_ratio))
     )
 
@@ -231,6 +233,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
     for session_id, found in sorted(by_session.items()):
         names = {f.detector for f in found}
         ratio = context.ratio(session_id)
+        # Waste spread over a task's subagents (evidence scope "task") is weighed by what the whole task cost.
+        if any(f.evidence.get("scope") == "task" for f in found) and context.group_ratio(session_id) is not None:
+            ratio = context.group_ratio(session_id)
         structural = [f for f in found if _structural(f, params, ratio, context.ratio_estimated(session_id))]
         if structural:
             structural += [f for f in found if f.detector in SUPPORTING]
@@ -241,7 +246,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             f for f in structural
             if (f.detector in STRONG and (not f.evidence.get("light_args")
                                           or (f.value >= params.min_light_cycle_repetitions and f.evidence.get("servers", 2) >= 2))
-                and not _drip_only(f) and not f.evidence.get("writes"))
+                and not _drip_only(f) and not f.evidence.get("writes") and not f.evidence.get("relay"))
             or f.evidence.get("repair") or f.evidence.get("storm")
         ]
         reasons = []
