@@ -103,15 +103,15 @@ def test_exit_status_outcome(status, outcome):
 def test_text_command_steps():
     steps = [step('find_file "a.py"\n', "Found 1 matches", execution_time=0.25), step("", ""), step("  \n", ""), step("submit\n", "diff --git")]
     result = parse(traj(steps))
-    assert list(result.tool_calls) == ["step-1", "step-4"]  # steps without an action are unparsed replies
-    first = result.tool_calls["step-1"]
+    assert list(result.tool_calls) == ["00001-step", "00004-step"]  # steps without an action are unparsed replies
+    first = result.tool_calls["00001-step"]
     assert (first["tool_name"], first["tool_kind"], first["protocol_call_id"]) == ("find_file", "builtin", None)
     assert first["args_bytes"] == len(b'find_file "a.py"\n') and first["args_skeleton"].startswith('"find_file \\"a.py')
     assert first["result_bytes"] == len(b"Found 1 matches") and first["result_tokens"] > 0 and first["result_content_types"] == "text"
     assert (first["duration_ms"], first["duration_method"]) == (250, "reported")
     assert first["is_error"] is None and first["ts_utc"] is None
     assert first["call_key"] == next(iter(result.llm_calls))
-    assert result.tool_calls["step-4"].get("duration_ms") is None
+    assert result.tool_calls["00004-step"].get("duration_ms") is None
 
 
 def test_function_calls_are_matched_to_steps_through_the_history():
@@ -125,12 +125,16 @@ def test_function_calls_are_matched_to_steps_through_the_history():
                msg("cd /r && ls", "call_B", "bash", {"command": "cd /r && ls"})]
     steps = [step("str_replace_editor view /r/a.py"), step("", "", response="garbled"), step("cd /r && ls"), step("submit")]
     result = parse(traj(steps, history=history))
-    assert list(result.tool_calls) == ["call_A", "call_B", "step-4"]
-    a = result.tool_calls["call_A"]
+    assert list(result.tool_calls) == ["00001-call_A", "00003-call_B", "00004-step"]
+    a = result.tool_calls["00001-call_A"]
     assert a["tool_name"] == "str_replace_editor" and a["protocol_call_id"] == "call_A"
     assert a["args_bytes"] == len(json.dumps({"command": "view", "path": "/r/a.py"}))
-    assert result.tool_calls["call_B"]["tool_name"] == "bash"
-    assert result.tool_calls["step-4"]["tool_name"] == "submit"  # the demonstration's submit is never matched
+    assert result.tool_calls["00003-call_B"]["tool_name"] == "bash"
+    assert result.tool_calls["00004-step"]["tool_name"] == "submit"  # the demonstration's submit is never matched
+    # No timestamps: the ids keep the step order wherever calls are sorted (call ids are random: call_B may sort first).
+    reordered = parse(traj(steps, history=[history[0], msg("str_replace_editor view /r/a.py", "call_Z", "str_replace_editor", {}),
+                                          msg("cd /r && ls", "call_A", "bash", {})]))
+    assert sorted(reordered.tool_calls) == list(reordered.tool_calls) == ["00001-call_Z", "00003-call_A", "00004-step"]
 
 
 def test_history_only_demonstration():
@@ -145,9 +149,9 @@ def test_history_only_demonstration():
     ]
     result = parse({"history": history})
     assert not result.llm_calls and result.lines_ok == 1
-    found = result.tool_calls["call_1"]
+    found = result.tool_calls["00002-call_1"]
     assert (found["tool_name"], found["result_bytes"], found["result_content_types"]) == ("find_file", len("Found 1"), "image,text")
-    text_cmd = result.tool_calls["msg-4"]
+    text_cmd = result.tool_calls["00004-msg"]
     assert (text_cmd["tool_name"], text_cmd["result_bytes"]) == ("python", len("8.2\nbash-$"))
     assert next(iter(result.sessions.values()))["outcome"] == "unknown"
 
@@ -169,7 +173,7 @@ def test_retry_file_splits_attempts_and_reviewer_and_totals_match():
     rows = sorted(result.llm_calls.values(), key=lambda r: r["input_tokens"])
     assert [(r["input_tokens"], r["output_tokens"], r["aggregate_calls"]) for r in rows] == [(500, 30, 2), (1000, 40, 3), (2000, 60, 4)]
     assert sum(r["reported_cost_usd"] for r in rows) == Decimal("1.4")
-    assert set(result.tool_calls) == {"a0:step-1", "a1:step-1", "a1:step-2"}  # the top-level copy of the best attempt is not re-counted
+    assert set(result.tool_calls) == {"a00:00001-step", "a01:00001-step", "a01:00002-step"}  # the top-level copy of the best attempt is not re-counted
     # Each attempt's row has the key its own attempt_<n>/<id>.traj file gets, so ingesting both counts it once.
     assert set(parse(a0).llm_calls) | set(parse(a1).llm_calls) < set(result.llm_calls)
 
@@ -207,7 +211,7 @@ def test_bad_parts_are_passed_over_and_reported_once_for_the_file():
     (problem,) = result.problems
     assert (problem.line_no, problem.kind) == (0, "invalid-part")
     assert problem.message.startswith("2 parts of the trajectory could not be used; first: trajectory[1]")
-    assert set(result.tool_calls) == {"step-1", "step-3"}
+    assert set(result.tool_calls) == {"00001-step", "00003-step"}
 
 
 # --- sniffing -------------------------------------------------------------------------------------------

@@ -45,7 +45,9 @@ Tool calls: every trajectory step with a non-empty ``action`` is one call
 (steps without one are model replies that failed to parse). The name is the
 function-call name when the matching history message has ``tool_calls``
 (function calling), else the first word of the command; ``tool_call_id`` is
-the function call's id, else ``step-<n>`` (``a<k>:`` prefixed per attempt).
+the step's number (five digits) and the function call's id, else ``step``
+(``00007-call_x1``, ``00008-step``; ``a<kk>:`` prefixed per attempt): the format
+has no timestamps, so the ids keep the calls in step order wherever they are sorted.
 Arguments: the function call's JSON arguments, else the command text. Result:
 the step's ``observation`` (the raw output; SWE-agent may truncate it before the
 model sees it). ``duration_ms`` ← ``execution_time`` (``reported``); ``is_error``
@@ -436,7 +438,7 @@ def _use_document(result: ParseResult, line: Line, doc: Document, run: _Run, att
                 result.add_llm_call(row)
             else:
                 key = None
-        prefix = f"a{k}:" if attempts else ""
+        prefix = f"a{k:02d}:" if attempts else ""
         if part.steps:
             _step_tool_calls(result, part, session_id, line.line_no, key, prefix)
         else:
@@ -571,7 +573,7 @@ def _step_tool_calls(result: ParseResult, run: _Run, session_id: str, line_no: i
             name, args, protocol_id = call.function.name, _arguments(call), call.id
         else:
             name, args, protocol_id = _command_word(step.action), step.action.encode("utf-8", "surrogatepass"), None
-        key = _unique(result, prefix + (_clip(protocol_id) if protocol_id else f"step-{n}"), n)
+        key = _unique(result, f"{prefix}{n:05d}-{_clip(protocol_id) if protocol_id else 'step'}", n)
         row = _tool_row(key, protocol_id, name, args, session_id, line_no, call_key)
         _add_result(row, step.observation or "", "text", line_no)
         seconds = step.execution_time
@@ -593,13 +595,13 @@ def _history_tool_calls(
         if item.role == "assistant" and item.action is not None and item.action.strip():
             calls = [c for c in _function_calls(item) if c.function is not None and c.function.name]
             for call in calls:
-                key = _unique(result, prefix + (_clip(call.id) if call.id else f"msg-{n}"), n)
+                key = _unique(result, f"{prefix}{n:05d}-{_clip(call.id) if call.id else 'msg'}", n)
                 row = _tool_row(key, call.id, call.function.name, _arguments(call), session_id, line_no, call_key)
                 result.add_tool_call(row)
                 open_calls[call.id or key] = row
             last_text_call = None
             if not calls:
-                key = _unique(result, f"{prefix}msg-{n}", n)
+                key = _unique(result, f"{prefix}{n:05d}-msg", n)
                 last_text_call = _tool_row(key, None, _command_word(item.action), item.action.encode("utf-8", "surrogatepass"), session_id, line_no, call_key)
                 result.add_tool_call(last_text_call)
         elif item.role in ("tool", "user") and (item.tool_call_ids or last_text_call is not None):
