@@ -14,13 +14,13 @@ def _write(path, objs):
     path.write_text("\n".join(json.dumps(o, separators=(",", ":")) for o in objs) + "\n")
 
 
-def _transcript(ts_call: str, ts_result: str, text: str):
+def _transcript(ts_call: str, ts_result: str, text: str, is_error: bool = False):
     env = {"server": "weather", "connection": "weather-1"}
     return [
         {**env, "timestamp": ts_call, "direction": "client_to_server",
          "message": {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "get_forecast", "arguments": {"city": "Paris"}}}},
         {**env, "timestamp": ts_result, "direction": "server_to_client",
-         "message": {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": text}], "isError": False}}},
+         "message": {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": text}], "isError": is_error}}},
     ]
 
 
@@ -44,3 +44,18 @@ def test_mcp_transcript_call_links_to_the_agent_call_and_counts_once(tmp_path, s
     assert row["mcp_server"] == "weather" and row["calls"] == 2  # the linked pair once, plus the unlinked later call
     # Re-running changes nothing: links are not made twice.
     assert ingest_paths(store, [tmp_path], workers=1).tool_calls_linked == 0
+
+
+def test_a_failure_the_server_transcript_records_counts_though_the_agent_log_says_none(tmp_path, store):
+    """The agent's log may flag no error (OpenHands, recent Codex keep only the answer's text): the server's own
+    isError, in its transcript, makes the linked call a failure."""
+    from tokaudit.store.queries import tool_calls_sql
+
+    block = {"type": "tool_use", "id": "toolu_w1", "name": "mcp__weather__get_forecast", "input": {"city": "Paris"}}
+    _write(tmp_path / "projects" / "p" / "s1.jsonl", [
+        claude_assistant("msg_1", "req_1", blocks=[block], ts="2026-03-10T10:00:00.000Z", stop="tool_use"),
+        claude_user_result("toolu_w1", "upstream 502", ts="2026-03-10T10:00:02.000Z", is_error=False),
+    ])
+    _write(tmp_path / "mcp" / "weather.jsonl", _transcript("2026-03-10T10:00:00.400Z", "2026-03-10T10:00:01.900Z", "upstream 502", is_error=True))
+    assert ingest_paths(store, [tmp_path], workers=1).tool_calls_linked == 1
+    assert store.duck.execute(f"SELECT tool_call_id, is_error FROM ({tool_calls_sql()})").fetchall() == [("toolu_w1", True)]

@@ -142,6 +142,10 @@ def test_tool_call_arguments_result_duration_and_tokens():
         ({"extras": {"exit_code": 1}}, True),  # before 0.2x
         ({"extras": {"metadata": {"exit_code": 0}}}, False),
         ({"kind": "read"}, False),
+        # An MCP observation carries the server's CallToolResult as JSON: its isError flag, not its wording.
+        ({"kind": "mcp", "content": '{"meta": null, "content": [{"type": "text", "text": "502 upstream"}], "isError": true}'}, True),
+        ({"kind": "mcp", "content": '{"meta": null, "content": [{"type": "text", "text": "isError: true in a log line"}], "isError": false}'}, False),
+        ({"kind": "mcp", "content": "plain text saying isError"}, False),
     ],
 )
 def test_error_flag(obs, expected):

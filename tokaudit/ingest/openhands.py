@@ -49,7 +49,8 @@ gets ``#<event id>`` appended). Arguments are the model's own
 ``choices[].message.tool_calls[].function.arguments`` for that id; the result
 is the ``content`` of the observation whose ``cause`` is the action's ``id``
 (the text the model is shown, before OpenHands' own prompt formatting).
-``is_error``: an ``error`` observation, ``success: false``, or a non-zero
+``is_error``: an ``error`` observation, ``success: false``, an ``mcp``
+observation whose CallToolResult says ``isError``, or a non-zero
 ``extras.metadata.exit_code`` (``extras.exit_code`` in older builds);
 otherwise false. ``result_truncated`` when
 OpenHands' "Observation truncated" marker is present. Duration from the two
@@ -427,9 +428,22 @@ def _extras_of(ev: Event) -> Extras:
         return Extras()  # extras only refine the error flag and outcome
 
 
+class _ToolResult(Struct):
+    isError: bool | None = None
+
+
+_call_tool_result = msgspec.json.Decoder(_ToolResult)
+
+
 def _observation_error(ev: Event, extras: Extras) -> bool:
     if ev.observation == "error":
         return True
+    if ev.observation == "mcp" and isinstance(ev.content, str) and "isError" in ev.content:
+        # An MCP observation's content is the server's CallToolResult as JSON: its own isError flag, not wording.
+        try:
+            return bool(_call_tool_result.decode(ev.content).isError)
+        except msgspec.DecodeError:
+            return False
     if ev.success is not None:
         return not ev.success
     code = extras.metadata.exit_code if extras.metadata and extras.metadata.exit_code is not None else extras.exit_code

@@ -64,7 +64,8 @@ def tool_calls_sql(where: str = "TRUE") -> str:
                    coalesce(t.result_content_types, l.result_content_types) AS result_content_types,
                    CASE WHEN t.result_tokens IS NULL THEN l.result_tokens ELSE t.result_tokens END AS result_tokens,
                    CASE WHEN t.result_tokens IS NULL THEN l.result_tokens_method ELSE t.result_tokens_method END AS result_tokens_method,
-                   coalesce(t.is_error, l.is_error) AS is_error,
+                   -- A failure either record saw (the agent's log may not know what the server's answer said).
+                   coalesce(t.is_error OR l.is_error, t.is_error, l.is_error) AS is_error,
                    coalesce(t.duration_ms, l.duration_ms) AS duration_ms,
                    coalesce(t.result_compress_ratio, l.result_compress_ratio) AS result_compress_ratio
                )
