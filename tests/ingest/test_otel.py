@@ -682,3 +682,27 @@ def test_fixture_totals_through_a_full_ingest(store, tmp_path):
 def test_an_array_where_the_request_type_belongs_does_not_stop_the_role_rule():
     assert otel._role({"llm.request.type": ["chat", "x"]}, True) == "c"  # GenAI, but not an inference
     assert otel._role({"llm.request.type": "chat"}, True) == "i"
+
+
+def test_a_trace_split_over_two_rotated_files_is_one_conversation(tmp_path, store):
+    """The exporter writes spans as they end and rotates its file: the run's first requests land in one file, the
+    agent span naming the conversation (it ends last) in the next. Both parts are one session, and stay one."""
+    from tokaudit.analyze.usage import usage_report
+    from tokaudit.ingest.runner import ingest_paths
+
+    agent = sp("agent", "invoke_agent Planner", start=0, end=30,
+               attrs={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner", "gen_ai.conversation.id": "conv-7"})
+    first = req(chat("c1", parent="agent", start=1, end=2, attrs={"gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10}),
+                tool_span("t1", parent="agent", start=3, end=4))
+    second = req(chat("c2", parent="agent", start=5, end=6, attrs={"gen_ai.usage.input_tokens": 200, "gen_ai.usage.output_tokens": 20}), agent)
+    other = req(chat("x1", trace="b" * 32, attrs={"gen_ai.usage.input_tokens": 7}))  # a trace with no conversation: left alone
+    folder = tmp_path / "otel"
+    folder.mkdir()
+    (folder / "traces-1.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(other) + "\n")
+    (folder / "traces-2.jsonl").write_text(json.dumps(second) + "\n")
+    for _ in range(2):  # the second run reads nothing new and changes nothing
+        ingest_paths(store, [folder], workers=1)
+        rows = {r["session"]: (r["input_tokens"], r["output_tokens"], r["calls"]) for r in usage_report(store, by="session").rows}
+        assert rows == {"otel:conv-7": (300, 30, 2), f"otel:{'b' * 32}": (7, 0, 1)}
+        assert store.duck.execute("SELECT DISTINCT session_id FROM tool_calls").fetchall() == [("otel:conv-7",)]
+        assert store.duck.execute("SELECT count(*) FROM sessions WHERE session_id = ?", [f"otel:{T}"]).fetchall() == [(0,)]

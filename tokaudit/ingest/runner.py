@@ -368,8 +368,10 @@ def ingest_files(
             on_progress(done, len(files))
     if works:
         from tokaudit.ingest.link import link_tool_calls
+        from tokaudit.ingest.traces import join_split_traces
 
         with store.transaction():
+            join_split_traces(store)
             summary.tool_calls_linked = link_tool_calls(store)
         store.duck.execute("CHECKPOINT")
         store.duck.execute("RESET checkpoint_threshold")
