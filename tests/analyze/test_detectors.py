@@ -1616,6 +1616,21 @@ def test_a_surface_change_inferred_from_a_cache_loss_convicts_beside_its_cost_on
         assert (context_ratio(s) >= 2.0) is verdict and (reads != 3 or context_ratio(s) >= 1.5)
 
 
+def test_arguments_written_to_a_server_convict_only_beside_a_change_a_transcript_showed():
+    """A chunked upload writes kilobytes of arguments to its server; one cache loss the provider had on its own,
+    right before the first call of the server's 'complete' tool, infers a change: no verdict at the cohort's cost."""
+    s = Session("claude-code:upload")
+    for k in range(6):
+        s.turn(tools=[("blobstore/upload_part", json.dumps({"part": k, "data": f"{k:x}" * 1_200}), f"part {k} stored")])
+    s.turn(tools=[("Read", '{"file_path":"/src/manifest.json"}', "manifest " * 40)])
+    s.turn(tools=[("blobstore/complete_upload", '{"upload":"u-7"}', "upload complete")], cache_read_share=0.0)
+    s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), s)
+    (change,) = by(findings, "tool_surface_change", s.session_id)
+    assert change.metric == "inferred_surface_change" and context_ratio(s) < 2.0
+    assert not by(findings, "economic_dos", s.session_id)
+
+
 def test_a_tool_re_published_while_the_agent_works_on_its_own_files_is_inferred_from_most_losses():
     """The server re-publishes its tool four times while the agent reads and edits its own files: each time the
     cache is lost, the model calls the new version a request or two later, and one version it never calls."""

@@ -61,8 +61,8 @@ A session is flagged when:
   the model write ≥ ``min_changed_server_args_tokens`` of arguments to that
   server (a shadow tool wanting a digest on every step), or cost ≥
   ``min_cost_ratio`` × its cohort. A change inferred from the agent's log (D12
-  without a transcript) rests on a cache miss itself, so D8 does not count
-  beside it, and the cost alone convicts beside it only at ``min_weak_cost_ratio``:
+  without a transcript) rests on a cache miss itself, so neither D8 nor the arguments
+  written count beside it, and the cost alone convicts beside it only at ``min_weak_cost_ratio``:
   a provider loses a warm cache on its own now and then, and a poll of a server's
   other tool right after it is a costly session's ordinary shape.
 
@@ -283,8 +283,11 @@ def detect(context: Context, params: Params) -> list[Finding]:
             for f in structural
         )
         written = max((args_by_server.get((session_id, server), 0) for server in changed_servers), default=0)
+        # The arguments written to the changed server count only where a transcript showed the change: an inferred
+        # one rests on a single cache loss, and an upload's parts or a search's queries are arguments too.
         if surface_changed and (
-            ("cache_miss_spend" in names and seen_change) or chain_on_changed or written >= params.min_changed_server_args_tokens
+            ("cache_miss_spend" in names and seen_change) or chain_on_changed
+            or (written >= params.min_changed_server_args_tokens and seen_change)
             or (ratio is not None and ratio >= surface_cost_ratio)
         ):
             reasons.append("tool surface")
