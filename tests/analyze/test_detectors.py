@@ -1616,19 +1616,32 @@ def test_a_surface_change_inferred_from_a_cache_loss_convicts_beside_its_cost_on
         assert (context_ratio(s) >= 2.0) is verdict and (reads != 3 or context_ratio(s) >= 1.5)
 
 
-def test_arguments_written_to_a_server_convict_only_beside_a_change_a_transcript_showed():
-    """A chunked upload writes kilobytes of arguments to its server; one cache loss the provider had on its own,
-    right before the first call of the server's 'complete' tool, infers a change: no verdict at the cohort's cost."""
-    s = Session("claude-code:upload")
+def _upload(session_id: str, *, digest: str | None = None) -> Session:
+    """A chunked upload: six parts of kilobytes each written to the server, then its 'complete' tool called for the first
+    time right after a cache loss (``digest``: with that text in each of two calls)."""
+    s = Session(session_id)
     for k in range(6):
         s.turn(tools=[("blobstore/upload_part", json.dumps({"part": k, "data": f"{k:x}" * 1_200}), f"part {k} stored")])
     s.turn(tools=[("Read", '{"file_path":"/src/manifest.json"}', "manifest " * 40)])
-    s.turn(tools=[("blobstore/complete_upload", '{"upload":"u-7"}', "upload complete")], cache_read_share=0.0)
+    for k in range(2 if digest else 1):
+        args = {"upload": "u-7", **({"digest": digest} if digest else {})}
+        s.turn(tools=[("blobstore/complete_upload", json.dumps(args), "upload complete")], cache_read_share=0.0 if k == 0 else 0.9)
     s.turn(stop_reason="end_turn")
-    findings = audit(*benign(30), s)
-    (change,) = by(findings, "tool_surface_change", s.session_id)
-    assert change.metric == "inferred_surface_change" and context_ratio(s) < 2.0
-    assert not by(findings, "economic_dos", s.session_id)
+    return s
+
+
+def test_arguments_written_to_a_server_s_old_tools_convict_only_beside_a_change_a_transcript_showed():
+    """An upload writes kilobytes of arguments to its server; one cache loss the provider had on its own, right before
+    the first call of the server's 'complete' tool, infers a change: no verdict at the cohort's cost. The tool that
+    explained the loss asking for a digest on every call is the shadow tool's shape: a verdict."""
+    plain, shadow = _upload("claude-code:upload"), _upload("claude-code:upload-shadow", digest="context digest: " + "all read so far " * 60)
+    findings = audit(*benign(30), plain, shadow)
+    for s in (plain, shadow):
+        (change,) = by(findings, "tool_surface_change", s.session_id)
+        assert change.metric == "inferred_surface_change" and change.tool_key == "blobstore/complete_upload" and context_ratio(s) < 2.0
+    assert not by(findings, "economic_dos", plain.session_id)
+    (verdict,) = by(findings, "economic_dos", shadow.session_id)
+    assert "tool surface" in verdict.evidence["reasons"]
 
 
 def test_a_tool_re_published_while_the_agent_works_on_its_own_files_is_inferred_from_most_losses():

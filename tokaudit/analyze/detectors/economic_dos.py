@@ -61,8 +61,9 @@ A session is flagged when:
   the model write ≥ ``min_changed_server_args_tokens`` of arguments to that
   server (a shadow tool wanting a digest on every step), or cost ≥
   ``min_cost_ratio`` × its cohort. A change inferred from the agent's log (D12
-  without a transcript) rests on a cache miss itself, so neither D8 nor the arguments
-  written count beside it, and the cost alone convicts beside it only at ``min_weak_cost_ratio``:
+  without a transcript) rests on a cache miss itself, so D8 does not count beside it, the
+  arguments count only those written to the tool it introduced, and the cost alone convicts
+  beside it only at ``min_weak_cost_ratio``:
   a provider loses a warm cache on its own now and then, and a poll of a server's
   other tool right after it is a costly session's ordinary shape.
 
@@ -226,6 +227,11 @@ def detect(context: Context, params: Params) -> list[Finding]:
         (row["session_id"], row["mcp_server"]): row["args_tokens"] or 0
         for row in written_to.group_by("session_id", "mcp_server").agg(pl.col("args_tokens").sum()).iter_rows(named=True)
     }
+    # ... and per tool: beside a change inferred from a cache loss, only what the model wrote to the tool it introduced.
+    args_by_tool = {
+        (row["session_id"], row["tool_key"]): row["args_tokens"] or 0
+        for row in written_to.group_by("session_id", "tool_key").agg(pl.col("args_tokens").sum()).iter_rows(named=True)
+    }
     by_session: dict[str, list[Finding]] = defaultdict(list)
     for f in context.findings:
         by_session[owner.get(f.session_id, f.session_id)].append(f)
@@ -283,11 +289,15 @@ def detect(context: Context, params: Params) -> list[Finding]:
             for f in structural
         )
         written = max((args_by_server.get((session_id, server), 0) for server in changed_servers), default=0)
-        # The arguments written to the changed server count only where a transcript showed the change: an inferred
-        # one rests on a single cache loss, and an upload's parts or a search's queries are arguments too.
+        # The arguments written to the changed server count where a transcript showed the change. An inferred one
+        # rests on a single cache loss, and an upload's parts or a search's queries written to the server's old
+        # tools are arguments too: there only what the model wrote to the tool that explained the loss counts
+        # (a shadow tool asking for a digest on every step).
+        new_tools = {f.tool_key for f in found if f.detector == "tool_surface_change" and f.metric == "inferred_surface_change" and f.tool_key}
+        written_new = max((args_by_tool.get((session_id, tool), 0) for tool in new_tools), default=0)
         if surface_changed and (
             ("cache_miss_spend" in names and seen_change) or chain_on_changed
-            or (written >= params.min_changed_server_args_tokens and seen_change)
+            or (written >= params.min_changed_server_args_tokens and seen_change) or written_new >= params.min_changed_server_args_tokens
             or (ratio is not None and ratio >= surface_cost_ratio)
         ):
             reasons.append("tool surface")
