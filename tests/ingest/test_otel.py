@@ -689,20 +689,26 @@ def test_a_trace_split_over_two_rotated_files_is_one_conversation(tmp_path, stor
     agent span naming the conversation (it ends last) in the next. Both parts are one session, and stay one."""
     from tokaudit.analyze.usage import usage_report
     from tokaudit.ingest.runner import ingest_paths
+    from tokaudit.store.queries import tool_calls_sql
 
     agent = sp("agent", "invoke_agent Planner", start=0, end=30,
                attrs={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner", "gen_ai.conversation.id": "conv-7"})
     first = req(chat("c1", parent="agent", start=1, end=2, attrs={"gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10}),
-                tool_span("t1", parent="agent", start=3, end=4))
+                tool_span("t1", parent="agent", start=2.0, end=2.5, **{"gen_ai.tool.call.id": "toolu_1"}))
+    # The MCP server's span of that call (it ended later, in the next file): the same call, with the server's answer.
+    server = req(mcp_span("srv", "t1", 2, **{"gen_ai.tool.call.result": '{"content":[{"type":"text","text":"rain"}]}'}), service="weather-mcp")
     second = req(chat("c2", parent="agent", start=5, end=6, attrs={"gen_ai.usage.input_tokens": 200, "gen_ai.usage.output_tokens": 20}), agent)
     other = req(chat("x1", trace="b" * 32, attrs={"gen_ai.usage.input_tokens": 7}))  # a trace with no conversation: left alone
     folder = tmp_path / "otel"
     folder.mkdir()
     (folder / "traces-1.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(other) + "\n")
-    (folder / "traces-2.jsonl").write_text(json.dumps(second) + "\n")
+    (folder / "traces-2.jsonl").write_text(json.dumps(server) + "\n" + json.dumps(second) + "\n")
     for _ in range(2):  # the second run reads nothing new and changes nothing
         ingest_paths(store, [folder], workers=1)
         rows = {r["session"]: (r["input_tokens"], r["output_tokens"], r["calls"]) for r in usage_report(store, by="session").rows}
         assert rows == {"otel:conv-7": (300, 30, 2), f"otel:{'b' * 32}": (7, 0, 1)}
         assert store.duck.execute("SELECT DISTINCT session_id FROM tool_calls").fetchall() == [("otel:conv-7",)]
+        # One call, counted once, with the server's name and answer filled in from its span.
+        (call,) = store.duck.execute(f"SELECT tool_call_id, mcp_server, result_bytes FROM ({tool_calls_sql()})").fetchall()
+        assert call == (f"{T}:{sid('t1')}", "weather-mcp", 4)
         assert store.duck.execute("SELECT count(*) FROM sessions WHERE session_id = ?", [f"otel:{T}"]).fetchall() == [(0,)]

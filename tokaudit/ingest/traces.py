@@ -9,8 +9,14 @@ were stored under exactly one conversation's session is moved into it — its re
 events and session rows — so the conversation is one session with all of its tokens, however its
 spans were split. A trace whose spans name several conversations (or none) is left as it was.
 
-Re-running changes nothing (nothing is left in the fallback session); a file re-read later (grown or
-replaced) has its rows moved again by the next run.
+One call can be recorded by the agent's ``execute_tool`` span and by the MCP client's or server's span; read from
+one file the parser stores them as one row, but split over two files they are two. After the move, a tool row of
+one file that lies within another file's row of the same trace and tool (it starts no earlier and ends no later)
+is linked to it, as an MCP transcript's record is (``ingest.link``): the pair counts once, the outer row's gaps
+filled from the inner one. Each row is paired once, the nearest first.
+
+Re-running changes nothing (nothing is left in the fallback session, a linked row is not paired again); a file
+re-read later (grown or replaced) has its rows moved and paired again by the next run.
 """
 
 from __future__ import annotations
@@ -35,13 +41,52 @@ SELECT fallback, any_value(target) AS target FROM named GROUP BY fallback HAVING
 """
 
 
+# Tool rows of one OTel trace and tool stored by two files, one within the other: the same call's spans.
+_NESTED = """
+WITH otel AS (
+    SELECT t.source_id, t.tool_call_id, t.session_id, split_part(t.tool_call_id, ':', 1) AS trace_id,
+           coalesce(t.mcp_tool, t.tool_name) AS tool, t.ts_utc, t.result_ts_utc
+    FROM tool_calls AS t JOIN sources AS s USING (source_id)
+    WHERE s.format = 'otel' AND t.linked_tool_call_id IS NULL AND t.ts_utc IS NOT NULL AND t.result_ts_utc IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM tool_calls AS l WHERE l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id)
+),
+pairs AS (
+    SELECT i.source_id AS inner_source, i.tool_call_id AS inner_id, o.source_id AS outer_source, o.tool_call_id AS outer_id,
+           (i.ts_utc - o.ts_utc) + (o.result_ts_utc - i.result_ts_utc) AS gap
+    FROM otel AS o JOIN otel AS i
+      ON i.session_id = o.session_id AND i.trace_id = o.trace_id AND i.tool = o.tool AND i.source_id <> o.source_id
+     AND i.tool_call_id <> o.tool_call_id AND i.ts_utc >= o.ts_utc AND i.result_ts_utc <= o.result_ts_utc
+     -- two spans of the very same times: the later file's is the inner one
+     AND NOT (i.ts_utc = o.ts_utc AND i.result_ts_utc = o.result_ts_utc AND i.source_id < o.source_id)
+)
+SELECT inner_source, inner_id, outer_source, outer_id FROM pairs
+QUALIFY row_number() OVER (PARTITION BY inner_source, inner_id ORDER BY gap, outer_source, outer_id) = 1
+    AND row_number() OVER (PARTITION BY outer_source, outer_id ORDER BY gap, inner_source, inner_id) = 1
+"""
+
+
 def join_split_traces(store: Store) -> int:
     """Move every OTel fallback session whose trace was also stored under one conversation's session into that
-    session (see the module docstring); the number of sessions moved. Call inside a transaction."""
+    session, then link the tool rows of one call that two files stored (see the module docstring); the number
+    of sessions moved. Call inside a transaction."""
     duck = store.duck
     moves = duck.execute(_MOVES).fetchall()
-    if not moves:
-        return 0
+    if moves:
+        _move(store, moves)
+    nested = duck.execute(_NESTED).fetchall()
+    if nested:
+        duck.executemany(
+            "UPDATE tool_calls SET linked_source_id = ?, linked_tool_call_id = ? WHERE source_id = ? AND tool_call_id = ?",
+            [[outer_source, outer_id, inner_source, inner_id] for inner_source, inner_id, outer_source, outer_id in nested],
+        )
+        if not moves:
+            bump_data_version(store)
+    return len(moves)
+
+
+def _move(store: Store, moves: list[tuple[str, str]]) -> None:
+    """Move each (fallback, target) session's rows into the target."""
+    duck = store.duck
     duck.execute("CREATE OR REPLACE TEMP TABLE _tokaudit_trace_moves (fallback VARCHAR, target VARCHAR)")
     duck.executemany("INSERT INTO _tokaudit_trace_moves VALUES (?, ?)", moves)
     for table in ("llm_calls", "tool_calls", "session_events"):
@@ -65,4 +110,3 @@ def join_split_traces(store: Store) -> int:
     duck.execute("UPDATE sessions SET session_id = m.target FROM _tokaudit_trace_moves AS m WHERE sessions.session_id = m.fallback")
     duck.execute("DROP TABLE _tokaudit_trace_moves")
     bump_data_version(store)
-    return len(moves)
