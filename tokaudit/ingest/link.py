@@ -66,8 +66,14 @@ def link_tool_calls(store: Store) -> int:
         pairs = duck.execute(_CANDIDATES).fetchall()
         if not pairs:
             return linked
-        duck.executemany(
-            "UPDATE tool_calls SET linked_source_id = ?, linked_tool_call_id = ? WHERE source_id = ? AND tool_call_id = ?",
-            [[a_source, a_call, m_source, m_call] for m_source, m_call, a_source, a_call in pairs],
-        )
+        write_links(store, pairs)
         linked += len(pairs)
+
+
+def write_links(store: Store, pairs: list[tuple[int, str, int, str]]) -> None:
+    """Point each (source, call) record of ``pairs`` — (its source, its call, the kept record's source, its call) —
+    at the record it is a second copy of: reads count the pair once (``store.queries.tool_calls_sql``)."""
+    store.duck.executemany(
+        "UPDATE tool_calls SET linked_source_id = ?, linked_tool_call_id = ? WHERE source_id = ? AND tool_call_id = ?",
+        [[kept_source, kept_call, source, call] for source, call, kept_source, kept_call in pairs],
+    )

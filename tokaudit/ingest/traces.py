@@ -21,6 +21,7 @@ re-read later (grown or replaced) has its rows moved and paired again by the nex
 
 from __future__ import annotations
 
+from tokaudit.ingest.link import write_links
 from tokaudit.store.engine import Store
 from tokaudit.store.load import bump_data_version
 
@@ -30,12 +31,14 @@ WITH fallback AS (
     SELECT DISTINCT session_id, substr(session_id, 6) AS trace_id FROM sessions
     WHERE starts_with(session_id, 'otel:') AND regexp_full_match(substr(session_id, 6), '[0-9a-f]{32}')
 ),
+-- Keys name their trace ("otel:<traceId>:<spanId>" a request, "<traceId>:<spanId>" a tool call): joined on the
+-- trace id itself, a hash join, not a prefix test of every fallback against every row.
 named AS (
     SELECT f.session_id AS fallback, c.session_id AS target FROM fallback AS f
-    JOIN llm_calls AS c ON starts_with(c.call_key, 'otel:' || f.trace_id || ':') AND c.session_id <> f.session_id
+    JOIN llm_calls AS c ON split_part(c.call_key, ':', 2) = f.trace_id AND starts_with(c.call_key, 'otel:') AND c.session_id <> f.session_id
     UNION
     SELECT f.session_id, t.session_id FROM fallback AS f
-    JOIN tool_calls AS t ON starts_with(t.tool_call_id, f.trace_id || ':') AND t.session_id <> f.session_id
+    JOIN tool_calls AS t ON split_part(t.tool_call_id, ':', 1) = f.trace_id AND t.session_id <> f.session_id
 )
 SELECT fallback, any_value(target) AS target FROM named GROUP BY fallback HAVING count(DISTINCT target) = 1
 """
@@ -75,10 +78,7 @@ def join_split_traces(store: Store) -> int:
         _move(store, moves)
     nested = duck.execute(_NESTED).fetchall()
     if nested:
-        duck.executemany(
-            "UPDATE tool_calls SET linked_source_id = ?, linked_tool_call_id = ? WHERE source_id = ? AND tool_call_id = ?",
-            [[outer_source, outer_id, inner_source, inner_id] for inner_source, inner_id, outer_source, outer_id in nested],
-        )
+        write_links(store, nested)
         if not moves:
             bump_data_version(store)
     return len(moves)
