@@ -133,6 +133,11 @@ def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
     )
 
 
+def tool_list(tools: list[str]) -> str:
+    """The first ``MAX_NAMED_TOOLS`` of ``tools`` quoted, for an explanation ("'a', 'b' …")."""
+    return f"{', '.join(repr(t) for t in tools[:MAX_NAMED_TOOLS])}{' …' if len(tools) > MAX_NAMED_TOOLS else ''}"
+
+
 def chain_finding(
     context: Context,
     run: dict[str, Any],
@@ -160,8 +165,7 @@ def chain_finding(
     tools = run.get("chain_tools") or [tool]
     # Aliases of one server's tool that it rotated (features.chain_key): one chain under several names.
     named = named or (f"Tool {tool!r} was" if len(tools) == 1
-                      else f"Tools {', '.join(repr(t) for t in tools[:MAX_NAMED_TOOLS])}{' …' if len(tools) > MAX_NAMED_TOOLS else ''} "
-                           f"(one server's tool under {len(tools)} names it rotated) were")
+                      else f"Tools {tool_list(tools)} (one server's tool under {len(tools)} names it rotated) were")
     # An MCP transcript logs no model requests: there is no bill of those turns to quote.
     billed = (f"; those turns were billed {int(run['billed_tokens']):,} tokens" + (f" (${usd:,.2f})" if usd is not None else "")
               if run["billed_tokens"] else "")

@@ -474,7 +474,7 @@ def _rereads(context: Context, params: Params) -> list[Finding]:
 
 def _subagent_rereads(context: Context, params: Params) -> list[Finding]:
     """Subagents of one task reading the same large local content one after another: a finding on the session
-    that spawned them, naming the MCP tool every one of them called when there is one."""
+    that spawned them, naming the MCP tool most of them called when there is one."""
     subagents = context.frames.sessions.filter(pl.col("parent_session_id").is_not_null()).select("session_id", "parent_session_id")
     if subagents.is_empty() or context.tools.is_empty():
         return []

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import MAX_NAMED_TOOLS, Context, chain_finding, run_groups
+from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups, tool_list
 
 NAME = "continuation_loop"
 TITLE = "Server-steered loop returning little new (D5)"
@@ -182,8 +182,7 @@ def _relay_walks(context: Context, params: Params) -> list[Finding]:
     for walk in walks.iter_rows(named=True):
         names = walk["chain_tools"]
         servers = sorted({t.split("/")[0] for t in names})
-        named = (f"Tools {', '.join(repr(t) for t in names[:MAX_NAMED_TOOLS])}{' …' if len(names) > MAX_NAMED_TOOLS else ''} "
-                 f"({len(names)} tools of {len(servers)} server{'s' if len(servers) > 1 else ''}) were")
+        named = f"Tools {tool_list(names)} ({len(names)} tools of {len(servers)} server{'s' if len(servers) > 1 else ''}) were"
         findings.append(
             chain_finding(
                 context, walk, detector=NAME, metric="relay_walk_length", value=walk["calls"],
