@@ -130,3 +130,72 @@ def test_an_audit_of_a_grown_store_finds_what_an_audit_without_the_cache_finds(c
         store.duck.execute("UPDATE store_state SET value = 1 WHERE key = 'steering_version'")
         scratch = run_audit(store, save=False, batch_rows=400)
     assert findings(grown) and findings(grown) == findings(scratch)
+
+
+def stamp_holds(store):
+    return steering_cache.stamped(store)
+
+
+def test_a_whole_store_audit_stamps_the_cache_and_later_reads_take_it_without_checking(corpus, db_path, tmp_path):
+    with ingested(corpus, db_path, tmp_path) as store:
+        assert not stamp_holds(store)
+        run_audit(store, save=False, batch_rows=400)
+        assert stamp_holds(store)
+        first = load_frames(store).tools
+        # Verdicts and wording flags are what the store holds: tampered, they are what the next read returns.
+        store.duck.execute("UPDATE steering_cache SET steered = NOT steered, has_continuation = NOT has_continuation")
+        second = load_frames(store).tools
+        assert second.drop("steered", "has_continuation").equals(first.drop("steered", "has_continuation"))
+        assert (second["steered"] != first["steered"]).all()
+        assert (second["has_continuation"] != first["has_continuation"]).all()
+
+
+def test_a_windowed_audit_does_not_stamp(corpus, db_path, tmp_path):
+    from datetime import datetime, timezone
+
+    with ingested(corpus, db_path, tmp_path) as store:
+        run_audit(store, save=False, since=datetime(2000, 1, 1, tzinfo=timezone.utc))
+        assert not stamp_holds(store)
+
+
+def test_an_ingest_after_the_stamp_makes_reads_check_again(corpus, db_path, tmp_path):
+    with ingested(corpus, db_path, tmp_path, files=SESSIONS // 2) as store:
+        run_audit(store, save=False, batch_rows=400)
+        store.duck.execute("UPDATE steering_cache SET steered = NOT steered")
+        ingest_paths(store, [corpus / "projects"], workers=1)
+        assert not stamp_holds(store)
+        # The grown store's read checks fingerprints: the tampered sessions still match theirs (their
+        # calls did not change), the new ones are computed; the frame agrees with one computed from scratch.
+        grown = load_frames(store).tools
+        store.duck.execute("UPDATE store_state SET value = 1 WHERE key = 'steering_version'")
+        scratch = load_frames(store).tools
+        new = ~pl.col("session_id").is_in(grown.filter(pl.col("steered") != scratch["steered"])["session_id"].unique().to_list())
+        assert grown.filter(new).height > 0
+        assert grown.filter(new).equals(scratch.filter(new))
+
+
+def test_a_trusted_read_that_finds_the_cache_out_of_step_computes_the_verdicts(corpus, db_path, tmp_path):
+    with ingested(corpus, db_path, tmp_path) as store:
+        run_audit(store, save=False, batch_rows=400)
+        first = load_frames(store).tools
+        victim = first.filter(pl.col("steered"))["session_id"][0]
+        # Rows lost behind the store's back (no ingest moved data_version): the stamp still holds, but
+        # the stored verdicts no longer line up with the calls.
+        store.duck.execute(
+            "DELETE FROM steering_cache WHERE session_id = ? AND call_idx = (SELECT max(call_idx) FROM steering_cache WHERE session_id = ?)",
+            [victim, victim],
+        )
+        assert stamp_holds(store)
+        assert load_frames(store).tools.equals(first)
+
+
+def test_linking_a_transcript_moves_the_data_version(corpus, db_path, tmp_path):
+    from tokaudit.ingest.link import write_links
+
+    with ingested(corpus, db_path, tmp_path) as store:
+        before = store.duck.execute("SELECT value FROM store_state WHERE key = 'data_version'").fetchall()[0][0]
+        write_links(store, [])
+        assert store.duck.execute("SELECT value FROM store_state WHERE key = 'data_version'").fetchall()[0][0] == before
+        source, call = store.duck.execute("SELECT source_id, tool_call_id FROM tool_calls LIMIT 1").fetchall()[0]
+        write_links(store, [(source, call, source, call)])
+        assert store.duck.execute("SELECT value FROM store_state WHERE key = 'data_version'").fetchall()[0][0] == before + 1

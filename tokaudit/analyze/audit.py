@@ -171,6 +171,8 @@ def run_audit(
             if on_progress is not None:
                 on_progress(done, len(plan))
     steering_cache.prune(store)
+    if since is None and until is None:
+        steering_cache.stamp(store)  # every session's verdicts were checked or computed just now
     mark = time.perf_counter()
     quote_results(store, findings)
     stages["quotes"] = time.perf_counter() - mark

@@ -114,7 +114,7 @@ def load_frames(
             call_window, call_params = f"rowid BETWEEN ? AND ? AND {window}", [lo, hi, *window_params]
     events = fetch_frame(store, f"SELECT * EXCLUDE (source_id) FROM session_events WHERE {window}", window_params)
     calls = _calls(store, config, call_window, call_params, events)
-    tools = _tools(store, calls, tool_window, tool_params)
+    tools = _tools(store, calls, tool_window, tool_params, (window, window_params), batch.cache_rowids if batch else None)
     sessions = fetch_frame(
         store,
         f"""
@@ -176,6 +176,9 @@ class SessionBatch:
     sessions: list[str]
     tool_rowids: tuple[int, int] | None
     call_rowids: tuple[int, int] | None = None
+    # Where their stored steering verdicts sit in ``steering_cache`` (None: none stored); the verdicts a
+    # read of the batch stores are read by a later audit.
+    cache_rowids: tuple[int, int] | None = None
 
 
 def session_batches(store: Store, since: datetime | None, until: datetime | None, max_rows: int) -> list[SessionBatch] | None:
@@ -203,6 +206,8 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
     if with_copy:
         spans = store.duck.execute(f"SELECT session_id, min(rowid), max(rowid) FROM {DEDUP_COPY} WHERE {window} GROUP BY session_id", params)
         copy_span = {session_id: (lo, hi) for session_id, lo, hi in spans.fetchall()}
+    spans = store.duck.execute("SELECT session_id, min(rowid), max(rowid) FROM steering_cache GROUP BY session_id")
+    cache_span = {session_id: (lo, hi) for session_id, lo, hi in spans.fetchall()}
     sessions = store.duck.execute(
         f"""
         WITH tc AS (SELECT session_id, count(*) AS n, min(rowid) AS lo, max(rowid) AS hi FROM tool_calls WHERE {window} GROUP BY session_id),
@@ -248,15 +253,20 @@ def session_batches(store: Store, since: datetime | None, until: datetime | None
             if m.tool_lo is not None:
                 lo, hi = batch.tool_rowids or (m.tool_lo, m.tool_hi)
                 batch.tool_rowids = (min(lo, m.tool_lo), max(hi, m.tool_hi))
-            span = copy_span.get(m.session_id)
-            if span is not None:
-                lo, hi = batch.call_rowids or span
-                batch.call_rowids = (min(lo, span[0]), max(hi, span[1]))
+            batch.call_rowids = _widen(batch.call_rowids, copy_span.get(m.session_id))
+            batch.cache_rowids = _widen(batch.cache_rowids, cache_span.get(m.session_id))
         size += n
     if with_copy:
         for batch in batches:
             batch.call_rowids = batch.call_rowids or (0, -1)  # no requests: an empty stretch
     return batches
+
+
+def _widen(span: tuple[int, int] | None, other: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The smallest row-id range holding both (either may be None: no rows)."""
+    if span is None or other is None:
+        return span or other
+    return min(span[0], other[0]), max(span[1], other[1])
 
 
 def _calls(store: Store, config: Config, window: str, window_params: list, events: pl.DataFrame) -> pl.DataFrame:
@@ -320,13 +330,20 @@ def compaction_segments(calls: pl.DataFrame, compactions: pl.DataFrame, key: str
 
 
 _TOOLS_ORDER = "_ts NULLS FIRST, line_no, tool_call_id"
+_WORDING = "/* wording */"  # where the tool frame's SQL computes the wording flags, when it does
 
 
-def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) -> pl.DataFrame:
+def _tools(
+    store: Store, calls: pl.DataFrame, window: str, window_params: list, sessions: tuple[str, list], cache_rowids: tuple[int, int] | None
+) -> pl.DataFrame:
+    """The tool-call frame of the calls ``window`` keeps, of the sessions ``sessions`` names (a condition
+    on ``session_id`` and its parameters); their stored steering verdicts are within ``cache_rowids``
+    of ``steering_cache`` when given."""
     sig = ", ".join(f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS))
     # An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
     is_mcp = "coalesce(t.mcp_server IS NOT NULL OR t.tool_kind = 'mcp', false)"
     folded = tool_calls_sql(window.replace("session_id", "t.session_id", 1))
+    folded_params = [*window_params, *window_params]  # the fold's condition appears twice
     # Everything but the steering rule's inputs is reduced to its final (narrow) form first: the
     # rule's windows and the final sort then move fewer bytes per call.
     calls_sql = f"""
@@ -341,11 +358,7 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method, t.result_compress_ratio,
                    t.duration_ms,
                    {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
-                   t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,
-                   coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
-                   coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
-                   -- Only MCP calls' progress is read (a poll of a server); the regex is costly on every call.
-                   CASE WHEN {is_mcp} THEN {PROGRESS_SQL.replace("result_excerpt", "t.result_excerpt")} END AS progress,
+                   t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,{_WORDING}
                    {sig},
                    CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
                         THEN list_prepend(coalesce(t.mcp_tool, t.tool_name), coalesce(t.args_values, []))
@@ -357,38 +370,56 @@ def _tools(store: Store, calls: pl.DataFrame, window: str, window_params: list) 
                    CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
                         THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) END AS mcp_tool_name
             FROM ({folded}) AS t"""
+    # The wording flags (analyze.lexicon) and a poll's progress, read from the result's text; like the
+    # rule's verdicts, kept in the cache. Only MCP calls' progress is read (a poll of a server): the regex is costly.
+    wording = f"""
+                   coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
+                   coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
+                   CASE WHEN {is_mcp} THEN {PROGRESS_SQL.replace("result_excerpt", "t.result_excerpt")} END AS progress,"""
     rule = steering_sql("computed", _TOOLS_ORDER, mcp="is_mcp")
     # The rule's verdicts of sessions an earlier audit computed are read back from the store. (Its
     # version leaves out which calls were read: an audit and ``tokaudit show`` share the cache.)
-    version = steering_cache.rule_version(calls_sql.replace(folded, "folded") + rule)
-    cache = steering_cache.check(store, folded, window_params, version)
-    cached = ", ".join(f"c.{name}" for name in steering_cache.STEERING_COLUMNS)
-    verdicts = ", ".join(steering_cache.STEERING_COLUMNS)
-    read_back = f"""
-            SELECT t.*, {cached}
+    version = steering_cache.rule_version(calls_sql.replace(folded, "folded") + wording + rule + CONTINUATION + DIRECTIVES)
+    cache = steering_cache.check(store, folded, folded_params, version, sessions)
+    cached = steering_cache.CACHED_COLUMNS
+    # Only what the frame keeps: the long texts only the rule reads are not fetched for it; the cached
+    # columns come last, in one order whichever way they were had.
+    kept = f"""session_id, tool_call_id, call_hash, _ts AS ts_utc,
+               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt"""
+    # The id last: calls of one line at one instant (parallel tools in one OTel export) keep one order on every run.
+    order = f"ORDER BY session_id, {_TOOLS_ORDER}"
+    tools = None
+    if cache.hits and not cache.misses:
+        # Every session's verdicts are stored (a repeated audit): they are read in the order they were
+        # computed, which is the calls' order while the calls are unchanged, and set beside the calls —
+        # a join on the two text keys cost half the read, the wording's regexes a third of the rest.
+        tools = fetch_frame(store, f"WITH t AS ({calls_sql.replace(_WORDING, '')}) SELECT {kept}) FROM t {order}", folded_params)
+        stored = steering_cache.read(store, cache.hits, cache_rowids)
+        if stored.height == tools.height and stored["session_id"].equals(tools["session_id"]) and stored["tool_call_id"].equals(tools["tool_call_id"]):
+            tools = tools.hstack(stored.drop("session_id", "tool_call_id").get_columns())
+        else:  # verdicts lost or left behind the store's back: computed again, and stored when it can be
+            tools = None
+            cache = steering_cache.check(store, folded, folded_params, version, distrust=True)
+    if tools is None:
+        read_back = f"""
+            SELECT t.*, {", ".join(f"c.{name}" for name in steering_cache.STEERING_COLUMNS)}
             FROM t JOIN (SELECT * FROM steering_cache WHERE session_id IN (SELECT session_id FROM hits)) AS c
                  USING (session_id, tool_call_id)"""
-    # Only the branches needed: with every session's verdicts cached (a repeated audit), ``t`` is read
-    # once, and its long texts, which only the rule reads, are never fetched.
-    branches = ([f"SELECT * FROM ({rule})"] if cache.misses or not cache.hits else []) + ([read_back] if cache.hits else [])
-    tools = fetch_frame(
-        store,
-        f"""
-        WITH t AS ({calls_sql}),
-        hits AS (SELECT unnest(?::VARCHAR[]) AS session_id),
-        computed AS (SELECT * FROM t WHERE session_id NOT IN (SELECT session_id FROM hits)),
-        steered AS ({" UNION ALL BY NAME ".join(branches)})
-        SELECT session_id, tool_call_id, call_hash, _ts AS ts_utc,
-               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt, {verdicts}),
-               {verdicts}  -- in one order, whichever branches ran
-        FROM steered
-        -- The id last: calls of one line at one instant (parallel tools in one OTel export) keep one order on every run.
-        ORDER BY session_id, {_TOOLS_ORDER}
-        """,
-        [CONTINUATION, DIRECTIVES, *window_params, cache.hits],
-    )
-    steering_cache.save(store, cache, tools)
+        branches = ([f"SELECT * FROM ({rule})"] if cache.misses or not cache.hits else []) + ([read_back] if cache.hits else [])
+        tools = fetch_frame(
+            store,
+            f"""
+            WITH t AS ({calls_sql.replace(_WORDING, wording)}),
+            hits AS (SELECT unnest(?::VARCHAR[]) AS session_id),
+            computed AS (SELECT * FROM t WHERE session_id NOT IN (SELECT session_id FROM hits)),
+            steered AS ({" UNION ALL BY NAME ".join(branches)})
+            SELECT {kept}, {", ".join(cached)}), {", ".join(cached)}
+            FROM steered {order}
+            """,
+            [CONTINUATION, DIRECTIVES, *folded_params, cache.hits],
+        )
     tools = tools.with_columns(_index_within(tools, "session_id").alias("call_idx"))
+    steering_cache.save(store, cache, tools)
     tools = _attach_turns(tools, calls)
     return _estimate_tokens(store, tools)
 

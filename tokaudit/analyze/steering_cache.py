@@ -14,6 +14,12 @@ growing fleet then computes the rule for the sessions ingested since, not for th
   ``rule_version``: the first audit after it empties the cache.
 * A read-only store is read, never written: sessions without valid verdicts are computed for
   that audit only.
+
+Checking the fingerprints costs a pass over the folded tool calls. An audit of the whole store that
+leaves every session's verdicts checked or computed records the store's ``data_version`` (which every
+ingest write moves) as ``steering_data_version``; while the two are equal, nothing was written since,
+and a read takes every stored session's verdicts without checking them (``stamp``). A read that finds
+them out of step with the calls anyway computes them again (``check``'s ``distrust``).
 """
 
 from __future__ import annotations
@@ -25,8 +31,16 @@ import polars as pl
 
 from tokaudit.store.engine import Store, duckdb
 
+STAMP_KEY = "steering_data_version"
+
 STEERING_COLUMNS = ("shape_hash", "values_hash", "unnarrated_hashes", "steered", "alias_steered", "authored", "resent", "relayed")
-"""The columns ``steering_sql`` adds to its relation: what the cache keeps per tool call."""
+"""The columns ``steering_sql`` adds to its relation."""
+
+WORDING_COLUMNS = ("has_continuation", "has_directive", "progress")
+"""What ``analyze.frames`` reads from a result's text with regexes (``analyze.lexicon``, a poll's progress)."""
+
+CACHED_COLUMNS = STEERING_COLUMNS + WORDING_COLUMNS
+"""What the cache keeps per tool call."""
 
 # Every column of a folded tool call that the rule reads, directly or through what
 # analyze.frames._tools derives from it (the tool key, the call's order, MCP or not).
@@ -53,9 +67,15 @@ class CacheState:
     writable: bool = True
 
 
-def check(store: Store, folded_sql: str, params: list, version: int) -> CacheState:
+def check(
+    store: Store, folded_sql: str, params: list, version: int, sessions: tuple[str, list] | None = None, *, distrust: bool = False
+) -> CacheState:
     """Compare the sessions of ``folded_sql`` (folded tool calls of the sessions read, with ``params``)
-    with the cache; empties the cache first when it was filled by another ``version`` of the rule."""
+    with the cache; empties the cache first when it was filled by another ``version`` of the rule.
+    ``sessions`` (a condition on ``session_id`` and its parameters) names the sessions read: with it,
+    and the store unchanged since the stamp, the stored sessions among them are hits without a check.
+    ``distrust``: every session is a miss, its stored verdicts stale (they were found out of step with
+    its calls)."""
     writable = not store.read_only
     stored = store.duck.execute("SELECT value FROM store_state WHERE key = 'steering_version'").fetchall()
     current = bool(stored) and stored[0][0] == version
@@ -63,8 +83,14 @@ def check(store: Store, folded_sql: str, params: list, version: int) -> CacheSta
         with store.transaction() as duck:
             duck.execute("DELETE FROM steering_cache")
             duck.execute("DELETE FROM steering_sessions")
+            duck.execute("DELETE FROM store_state WHERE key = ?", [STAMP_KEY])
             duck.execute("INSERT OR REPLACE INTO store_state VALUES ('steering_version', ?)", [version])
         current = True
+    elif current and not distrust and sessions is not None and stamped(store):
+        where, where_params = sessions
+        hits = store.duck.execute(f"SELECT session_id FROM steering_sessions WHERE {where}", where_params).fetchall()
+        if hits:  # (none: checked below, which costs nothing when the sessions have no tool calls)
+            return CacheState(hits=[h[0] for h in hits], writable=writable)
     rows = store.duck.execute(
         f"""
         SELECT f.session_id, f.fingerprint, f.tool_calls, s.session_id IS NOT NULL AS stored,
@@ -77,7 +103,7 @@ def check(store: Store, folded_sql: str, params: list, version: int) -> CacheSta
     ).fetchall()
     state = CacheState(writable=writable)
     for session_id, fingerprint, tool_calls, stored_before, holds in rows:
-        if holds and current:
+        if holds and current and not distrust:
             state.hits.append(session_id)
         else:
             state.misses[session_id] = (fingerprint, tool_calls)
@@ -86,12 +112,27 @@ def check(store: Store, folded_sql: str, params: list, version: int) -> CacheSta
     return state
 
 
+def read(store: Store, sessions: list[str], rowids: tuple[int, int] | None = None) -> pl.DataFrame:
+    """The stored verdicts of ``sessions``: ``session_id``, ``tool_call_id`` and ``CACHED_COLUMNS``, in
+    the order the calls were read when they were computed (by session, then ``call_idx``). ``rowids``:
+    the row-id range of ``steering_cache`` holding them, when known (the scan skips the rest)."""
+    from tokaudit.store.queries import fetch_frame
+
+    span, params = ("rowid BETWEEN ? AND ? AND ", list(rowids)) if rowids else ("", [])
+    return fetch_frame(
+        store,
+        f"SELECT session_id, tool_call_id, {', '.join(CACHED_COLUMNS)} FROM steering_cache "
+        f"WHERE {span}session_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY session_id, call_idx",
+        [*params, sessions],
+    )
+
+
 def save(store: Store, state: CacheState, tools: pl.DataFrame) -> None:
     """Store the verdicts computed for ``state``'s misses (``tools``: rows with ``session_id``,
-    ``tool_call_id`` and ``STEERING_COLUMNS``; other sessions' rows are ignored), in one transaction."""
+    ``tool_call_id``, ``call_idx`` and ``CACHED_COLUMNS``; other sessions' rows are ignored), in one transaction."""
     if not state.writable or not state.misses:
         return
-    verdicts = tools.filter(pl.col("session_id").is_in(list(state.misses))).select("session_id", "tool_call_id", *STEERING_COLUMNS)
+    verdicts = tools.filter(pl.col("session_id").is_in(list(state.misses))).select("session_id", "tool_call_id", "call_idx", *CACHED_COLUMNS)
     sessions = pl.DataFrame(
         {
             "session_id": list(state.misses),
@@ -125,6 +166,21 @@ def prune(store: Store) -> None:
     if gone:
         with store.transaction() as duck:
             _drop(duck, [g[0] for g in gone])
+
+
+def stamped(store: Store) -> bool:
+    """Whether nothing was written to the store since the last stamp (every stored verdict holds)."""
+    rows = dict(store.duck.execute("SELECT key, value FROM store_state WHERE key IN ('data_version', ?)", [STAMP_KEY]).fetchall())
+    return STAMP_KEY in rows and rows[STAMP_KEY] == rows.get("data_version")
+
+
+def stamp(store: Store) -> None:
+    """Record that every stored session's verdicts hold for the store as it is now: called by an audit
+    of the whole store, after it checked or computed every session's verdicts and pruned the rest."""
+    if store.read_only:
+        return
+    with store.transaction() as duck:
+        duck.execute("INSERT OR REPLACE INTO store_state SELECT ?, value FROM store_state WHERE key = 'data_version'", [STAMP_KEY])
 
 
 def _drop(duck: duckdb.DuckDBPyConnection, sessions: list[str]) -> None:

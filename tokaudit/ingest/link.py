@@ -20,6 +20,7 @@ agent's gaps (server, result size, tokens) from the MCP side.
 from __future__ import annotations
 
 from tokaudit.store.engine import Store
+from tokaudit.store.load import bump_data_version
 
 MCP_FORMATS = ("mcp-jsonrpc", "mcp-desktop")
 WINDOW_S = 30
@@ -73,6 +74,9 @@ def link_tool_calls(store: Store) -> int:
 def write_links(store: Store, pairs: list[tuple[int, str, int, str]]) -> None:
     """Point each (source, call) record of ``pairs`` — (its source, its call, the kept record's source, its call) —
     at the record it is a second copy of: reads count the pair once (``store.queries.tool_calls_sql``)."""
+    if not pairs:
+        return
+    bump_data_version(store)  # a linked record folds into another: the calls audits read have changed
     store.duck.executemany(
         "UPDATE tool_calls SET linked_source_id = ?, linked_tool_call_id = ? WHERE source_id = ? AND tool_call_id = ?",
         [[kept_source, kept_call, source, call] for source, call, kept_source, kept_call in pairs],

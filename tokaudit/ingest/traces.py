@@ -77,10 +77,7 @@ def join_split_traces(store: Store) -> int:
     if moves:
         _move(store, moves)
     nested = duck.execute(_NESTED).fetchall()
-    if nested:
-        write_links(store, nested)
-        if not moves:
-            bump_data_version(store)
+    write_links(store, nested)
     return len(moves)
 
 

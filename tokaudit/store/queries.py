@@ -55,7 +55,9 @@ def tool_calls_sql(where: str = "TRUE") -> str:
     """SQL for tool calls counted once: a second record of a call (an MCP transcript's copy of a
     call an agent log also holds, see ``ingest.link``) is folded into the first, filling its gaps;
     the same call id of one session stored by two files is kept once. ``where`` (a condition on
-    the columns of ``tool_calls``) keeps some calls only, before any of that work."""
+    the columns of ``tool_calls``, as ``t``) keeps some calls only, before any of that work; it must
+    keep a session's calls all or none, as the records of one call are of one session. It appears
+    twice in the SQL: its parameters are given twice."""
     return f"""
         SELECT t.* REPLACE (
                    coalesce(t.mcp_server, l.mcp_server) AS mcp_server,
@@ -78,17 +80,18 @@ def tool_calls_sql(where: str = "TRUE") -> str:
                    any_value(duration_ms) AS duration_ms, any_value(result_compress_ratio) AS result_compress_ratio
             FROM tool_calls WHERE linked_tool_call_id IS NOT NULL GROUP BY ALL
         ) AS l ON l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id
-        WHERE t.linked_tool_call_id IS NULL AND ({where})
-          -- One call stored by two files (Claude Desktop writes each server's traffic to mcp.log and to
-          -- mcp-server-NAME.log; a log copied elsewhere) is one call: keep its fullest record, then the
-          -- first file's. (A source holds a call id once, so exactly one record remains. An anti-join on
-          -- the two ids costs a third of a window over every call's whole row.)
-          AND NOT EXISTS (
-              SELECT 1 FROM tool_calls AS d
-              WHERE d.session_id = t.session_id AND d.tool_call_id = t.tool_call_id AND d.linked_tool_call_id IS NULL
-                AND ((d.result_bytes IS NOT NULL) > (t.result_bytes IS NOT NULL)
-                     OR ((d.result_bytes IS NOT NULL) = (t.result_bytes IS NOT NULL) AND d.source_id < t.source_id))
-          )
+        -- One call stored by two files (Claude Desktop writes each server's traffic to mcp.log and to
+        -- mcp-server-NAME.log; a log copied elsewhere) is one call: keep its fullest record, then the
+        -- first file's. (A source holds a call id once, so exactly one record remains. The ids stored
+        -- twice are found from the ids alone: a correlated anti-join on them carried every call's whole
+        -- row through a join, a third of a large read.)
+        LEFT JOIN (
+            SELECT t.session_id, t.tool_call_id, arg_min(t.source_id, [(t.result_bytes IS NULL)::INTEGER, t.source_id]) AS kept_source_id
+            FROM tool_calls AS t
+            WHERE t.linked_tool_call_id IS NULL AND ({where})
+            GROUP BY t.session_id, t.tool_call_id HAVING count(*) > 1
+        ) AS twice ON twice.session_id = t.session_id AND twice.tool_call_id = t.tool_call_id
+        WHERE t.linked_tool_call_id IS NULL AND ({where}) AND (twice.kept_source_id IS NULL OR twice.kept_source_id = t.source_id)
     """
 
 

@@ -286,7 +286,8 @@ price_cache = Table(
 store_state = Table(
     "store_state",
     metadata,
-    Column("key", Text, primary_key=True),  # data_version: bumped by every ingest write; dedup_version; steering_version
+    # data_version: bumped by every ingest write; dedup_version; steering_version; steering_data_version
+    Column("key", Text, primary_key=True),
     Column("value", BigInteger, nullable=False),
 )
 
@@ -336,6 +337,11 @@ steering_cache = Table(
     Column("authored", Boolean),
     Column("resent", Boolean),
     Column("relayed", Boolean),
+    Column("call_idx", Integer),  # the call's place in its session's calls as the verdicts were computed
+    # The wording flags read from the result's text (analyze.frames), kept with the verdicts.
+    Column("has_continuation", Boolean),
+    Column("has_directive", Boolean),
+    Column("progress", Double),
 )
 
 steering_sessions = Table(
