@@ -8,7 +8,16 @@ Public API (imported lazily, so ``tokaudit --help`` stays fast)::
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
+
+# polars allocates through its own jemalloc, which it tells to hand freed pages back to the kernel after half
+# a second. An audit builds and drops frames of the same sizes batch after batch, so each batch faulted its
+# memory in again: on a 10M-row store half the page faults and a sixth of the audit's time
+# (benchmarks/results-detectors-speed.md). Kept pages are reused instead; the peak stays under the budget.
+# The variable is read when polars loads (polars puts its own settings before it, and later ones win), so it
+# is set here, before any tokaudit module imports polars; a value the user set wins.
+os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:-1,muzzy_decay_ms:-1")
 
 __version__ = "0.1.0"
 
