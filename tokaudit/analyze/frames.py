@@ -382,10 +382,14 @@ def _tools(
     version = steering_cache.rule_version(calls_sql.replace(folded, "folded") + wording + rule + CONTINUATION + DIRECTIVES)
     cache = steering_cache.check(store, folded, folded_params, version, sessions)
     cached = steering_cache.CACHED_COLUMNS
-    # Only what the frame keeps: the long texts only the rule reads are not fetched for it; the cached
-    # columns come last, in one order whichever way they were had.
-    kept = f"""session_id, tool_call_id, call_hash, _ts AS ts_utc,
-               * EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt"""
+
+    def kept(*last: str) -> str:
+        """The columns the frame keeps, ``last`` at the end: the long texts only the rule reads are not
+        fetched for it, and the cached columns come last in one order whichever way they were had."""
+        moved = "".join(f", {name}" for name in last)
+        return (f"session_id, tool_call_id, call_hash, _ts AS ts_utc, "
+                f"* EXCLUDE (session_id, tool_call_id, call_hash, _ts, line_no, args_values, args_skeleton, result_excerpt{moved}){moved}")
+
     # The id last: calls of one line at one instant (parallel tools in one OTel export) keep one order on every run.
     order = f"ORDER BY session_id, {_TOOLS_ORDER}"
     tools = None
@@ -393,7 +397,7 @@ def _tools(
         # Every session's verdicts are stored (a repeated audit): they are read in the order they were
         # computed, which is the calls' order while the calls are unchanged, and set beside the calls —
         # a join on the two text keys cost half the read, the wording's regexes a third of the rest.
-        tools = fetch_frame(store, f"WITH t AS ({calls_sql.replace(_WORDING, '')}) SELECT {kept}) FROM t {order}", folded_params)
+        tools = fetch_frame(store, f"WITH t AS ({calls_sql.replace(_WORDING, '')}) SELECT {kept()} FROM t {order}", folded_params)
         stored = steering_cache.read(store, cache.hits, cache_rowids)
         if stored.height == tools.height and stored["session_id"].equals(tools["session_id"]) and stored["tool_call_id"].equals(tools["tool_call_id"]):
             tools = tools.hstack(stored.drop("session_id", "tool_call_id").get_columns())
@@ -413,7 +417,7 @@ def _tools(
             hits AS (SELECT unnest(?::VARCHAR[]) AS session_id),
             computed AS (SELECT * FROM t WHERE session_id NOT IN (SELECT session_id FROM hits)),
             steered AS ({" UNION ALL BY NAME ".join(branches)})
-            SELECT {kept}, {", ".join(cached)}), {", ".join(cached)}
+            SELECT {kept(*cached)}
             FROM steered {order}
             """,
             [CONTINUATION, DIRECTIVES, *folded_params, cache.hits],

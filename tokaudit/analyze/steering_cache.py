@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from tokaudit.store.engine import Store, duckdb
+from tokaudit.store.queries import fetch_frame
 
 STAMP_KEY = "steering_data_version"
 
@@ -116,8 +117,6 @@ def read(store: Store, sessions: list[str], rowids: tuple[int, int] | None = Non
     """The stored verdicts of ``sessions``: ``session_id``, ``tool_call_id`` and ``CACHED_COLUMNS``, in
     the order the calls were read when they were computed (by session, then ``call_idx``). ``rowids``:
     the row-id range of ``steering_cache`` holding them, when known (the scan skips the rest)."""
-    from tokaudit.store.queries import fetch_frame
-
     span, params = ("rowid BETWEEN ? AND ? AND ", list(rowids)) if rowids else ("", [])
     return fetch_frame(
         store,

@@ -25,6 +25,9 @@ from tokaudit.store.load import bump_data_version
 MCP_FORMATS = ("mcp-jsonrpc", "mcp-desktop")
 WINDOW_S = 30
 
+# A record ``t`` that no other record was linked to: a call already counted once with its copy is not paired again.
+UNLINKED_SQL = "NOT EXISTS (SELECT 1 FROM tool_calls AS l WHERE l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id)"
+
 _CANDIDATES = f"""
 WITH mcp AS (
     SELECT t.source_id, t.tool_call_id, t.protocol_call_id, t.mcp_server, coalesce(t.mcp_tool, t.tool_name) AS tool, t.ts_utc
@@ -36,7 +39,7 @@ agent AS (
            coalesce(t.mcp_tool, t.tool_name) AS tool, t.ts_utc
     FROM tool_calls AS t JOIN sources AS s USING (source_id)
     WHERE s.format NOT IN {MCP_FORMATS} AND t.linked_tool_call_id IS NULL
-      AND NOT EXISTS (SELECT 1 FROM tool_calls AS l WHERE l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id)
+      AND {UNLINKED_SQL}
 ),
 pairs AS (
     SELECT m.source_id AS m_source, m.tool_call_id AS m_call, a.source_id AS a_source, a.tool_call_id AS a_call,

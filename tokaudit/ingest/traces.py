@@ -21,7 +21,7 @@ re-read later (grown or replaced) has its rows moved and paired again by the nex
 
 from __future__ import annotations
 
-from tokaudit.ingest.link import write_links
+from tokaudit.ingest.link import UNLINKED_SQL, write_links
 from tokaudit.store.engine import Store
 from tokaudit.store.load import bump_data_version
 
@@ -45,13 +45,13 @@ SELECT fallback, any_value(target) AS target FROM named GROUP BY fallback HAVING
 
 
 # Tool rows of one OTel trace and tool stored by two files, one within the other: the same call's spans.
-_NESTED = """
+_NESTED = f"""
 WITH otel AS (
     SELECT t.source_id, t.tool_call_id, t.session_id, split_part(t.tool_call_id, ':', 1) AS trace_id,
            coalesce(t.mcp_tool, t.tool_name) AS tool, t.ts_utc, t.result_ts_utc
     FROM tool_calls AS t JOIN sources AS s USING (source_id)
     WHERE s.format = 'otel' AND t.linked_tool_call_id IS NULL AND t.ts_utc IS NOT NULL AND t.result_ts_utc IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM tool_calls AS l WHERE l.linked_source_id = t.source_id AND l.linked_tool_call_id = t.tool_call_id)
+      AND {UNLINKED_SQL}
 ),
 pairs AS (
     SELECT i.source_id AS inner_source, i.tool_call_id AS inner_id, o.source_id AS outer_source, o.tool_call_id AS outer_id,
