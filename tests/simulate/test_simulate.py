@@ -678,7 +678,7 @@ def test_an_audit_in_batches_sees_every_session_once_with_its_group(ingested):
     progress = []
     batched = run_audit(store, save=False, batch_rows=total // 4, on_progress=lambda done, of: progress.append((done, of)))
     assert progress == [(done, len(batches)) for done in range(len(batches) + 1)]
-    assert set(batched.stage_seconds) == {"frames", "features + cohorts", "quotes"}
+    assert set(batched.stage_seconds) == {"frames", "features + cohorts", "detectors", "quotes"}
     assert rows(store, "SELECT current_setting('memory_limit')") == limit  # capped while batching, then restored
     assert batched.sessions == whole.sessions
     # Steered loops need no baseline: the same sessions, whatever the batches.

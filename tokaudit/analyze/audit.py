@@ -64,8 +64,8 @@ class AuditResult:
     thresholds: dict[str, Any]
     seconds: float = 0.0
     detector_seconds: dict[str, float] = field(default_factory=dict)
-    # frames, features + cohorts, quotes (all batches); a batch's frames are read while the detectors run
-    # over the batch before, so the stages add up to more than ``seconds``.
+    # frames, features + cohorts, detectors, quotes (all batches); a batch's frames are read while the
+    # detectors run over the batch before, so the stages add up to more than ``seconds``.
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
@@ -97,7 +97,8 @@ def build_context(frames: Frames, min_cohort: int = 20) -> Context:
 
 
 def run_detectors(context: Context, params: dict[str, Any], only: set[str] | None = None) -> tuple[list[Finding], dict[str, float]]:
-    """Run the detectors in registry order (each sees the findings before it); returns findings and seconds per detector."""
+    """Run the detectors in registry order (the combined verdict last, over the others' findings); returns
+    their findings, each detector's in one order on every run, and the seconds each took."""
     timings: dict[str, float] = {}
     for name, module in DETECTORS.items():
         if only is not None and name not in only:
@@ -108,9 +109,17 @@ def run_detectors(context: Context, params: dict[str, Any], only: set[str] | Non
             # Turn -1 marks tool calls no request can be placed before (aggregate-only logs): no turn.
             if f.first_turn is not None and f.first_turn < 0:
                 f.first_turn = f.last_turn = None
+        # polars' groups and joins come out in an order that varies from run to run.
+        found.sort(key=_finding_order)
         timings[name] = time.perf_counter() - started
         context.findings.extend(found)
     return context.findings, timings
+
+
+def _finding_order(f: Finding) -> tuple:
+    """Where a finding goes among its detector's: by session, turns, metric, tool, then its words."""
+    return (f.session_id, -1 if f.first_turn is None else f.first_turn, -1 if f.last_turn is None else f.last_turn, f.metric,
+            f.tool_key or "", f.explanation)
 
 
 def run_audit(
@@ -163,7 +172,9 @@ def run_audit(
             mark = time.perf_counter()
             context = build_context(frames, params["cost_blowup"].min_cohort)
             stages["features + cohorts"] += time.perf_counter() - mark
+            mark = time.perf_counter()
             found, seconds = run_detectors(context, params, only)
+            stages["detectors"] += time.perf_counter() - mark
             findings += found
             timings.update(seconds)
             sessions += frames.sessions.height
