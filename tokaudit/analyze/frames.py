@@ -131,7 +131,8 @@ def load_frames(
         f"""
         SELECT m.session_id, a.session_id AS agent_session_id
         FROM tool_calls AS m JOIN tool_calls AS a ON a.source_id = m.linked_source_id AND a.tool_call_id = m.linked_tool_call_id
-        WHERE {window.replace("session_id", "m.session_id", 1)} AND m.session_id != a.session_id
+        -- (Said outright: DuckDB then skips the unlinked calls before the window's test, ten times less work.)
+        WHERE m.linked_tool_call_id IS NOT NULL AND {window.replace("session_id", "m.session_id", 1)} AND m.session_id != a.session_id
         GROUP BY m.session_id, a.session_id
         -- A connection that served several agent sessions belongs to the one it served most.
         QUALIFY row_number() OVER (PARTITION BY m.session_id ORDER BY count(*) DESC, a.session_id) = 1

@@ -99,12 +99,14 @@ _RUN_LENGTHS = {"run_id": "run_len", "skel_run_id": "skel_run_len", "steer_chain
 
 
 def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
-    """One row per run (``by`` = "run_id", "skel_run_id", "steer_chain_id" or "relay_walk_id") of at least ``min_len`` calls, with its totals."""
+    """One row per run (``by`` = "run_id", "skel_run_id", "steer_chain_id" or "relay_walk_id") of at least ``min_len`` calls, with its totals.
+    Run ids are unique across sessions (each counts on over the whole frame), so a run is grouped by its id alone."""
     # Runs too short are dropped on their length (analyze.features) before the totals: most runs are.
     return (
         tools.filter(pl.col(by).is_not_null() & (pl.col(_RUN_LENGTHS[by]) >= min_len))
-        .group_by("session_id", by)
+        .group_by(by)
         .agg(
+            pl.col("session_id").first(),
             pl.len().alias("calls"),
             pl.col("tool_key").first(),
             pl.col("tool_key").unique(maintain_order=True).alias("chain_tools"),

@@ -55,9 +55,10 @@ class Params:
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
-    # Only runs long enough can fire: drop the rest before the join with the requests.
+    # Only runs long enough can fire: drop the rest before the join with the requests (on the request's
+    # integer key, ``request_hash``, not on session and turn).
     tools = context.tools.filter(pl.col("run_len") >= params.min_calls).join(
-        context.frames.calls.select("session_id", "turn", "output_tokens"), on=["session_id", "turn"], how="left"
+        context.frames.calls.select(pl.col("call_hash").alias("request_hash"), "output_tokens"), on="request_hash", how="left"
     ).with_columns(
         # No request behind the call (an aggregate-only log): the share of output is unknown, not 100 %.
         pl.when(pl.col("output_tokens").is_not_null())
@@ -68,7 +69,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     if runs.is_empty():
         return []
     long_args = pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens
-    extra = tools.filter(pl.col("run_id").is_not_null()).group_by("session_id", "run_id").agg(
+    extra = tools.filter(pl.col("run_id").is_not_null()).group_by("run_id").agg(
         pl.col("args_tokens").first().alias("first_args"),
         pl.col("args_tokens").last().alias("last_args"),
         pl.col("args_tokens").filter(long_args).sum().alias("long_args_tokens"),
@@ -80,7 +81,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
          & (pl.col("result_tokens").fill_null(0) <= params.max_resent_result_share * pl.col("args_tokens").fill_null(0))
          ).sum().alias("resent_calls"),
     )
-    runs = runs.join(extra, on=["session_id", "run_id"]).with_columns(
+    runs = runs.join(extra, on="run_id").with_columns(
         pl.col("tool_key").str.contains(CONTENT_TOOLS).alias("content_tool"),
         (pl.col("last_args") / pl.max_horizontal(pl.col("first_args"), pl.lit(1))).alias("growth"),
     )

@@ -32,8 +32,9 @@ class Params:
 
 def detect(context: Context, params: Params) -> list[Finding]:
     runs = run_groups(context.tools, "skel_run_id", params.min_len)
-    distinct = context.tools.group_by("session_id", "skel_run_id").agg(pl.col("args_hash").n_unique().alias("distinct_args"))
-    runs = runs.join(distinct, on=["session_id", "skel_run_id"]).filter(
+    # (Run ids are unique across sessions.)
+    distinct = context.tools.group_by("skel_run_id").agg(pl.col("args_hash").n_unique().alias("distinct_args"))
+    runs = runs.join(distinct, on="skel_run_id").filter(
         (pl.col("mean_novelty").fill_null(1.0) < params.max_novelty)
         & ((pl.col("distinct_args") > 1) | (pl.col("args_tokens") >= params.min_repeat_args_tokens * pl.col("calls")))
     )

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context
+from tokaudit.analyze.detectors._common import Context, previous
 from tokaudit.analyze.frames import with_model_family
 
 # Built-in tools that read content from the web (WebFetch, WebSearch, web_search, browse_url, http_get …),
@@ -79,22 +79,30 @@ class Params:
 def detect(context: Context, params: Params) -> list[Finding]:
     if context.tools.is_empty():
         return []
-    # Per turn: the arguments its request wrote, and the tool whose result the next request read (the
-    # turn's last call; context.tools is in call order, which group_by keeps within each group).
-    per_turn = context.tools.group_by("session_id", "turn").agg(pl.col("args_tokens").sum().alias("_args"), pl.col("tool_key").last().alias("_fed_by"),
-                                                                 pl.col("is_mcp").last().alias("_fed_by_mcp"))
-    args_per_turn = per_turn.select("session_id", "turn", "_args")
-    # The web-tool pattern is tested once per tool, not once per turn.
-    web = per_turn.select(pl.col("_fed_by").unique()).with_columns(pl.col("_fed_by").str.contains(EXTERNAL_TOOL_PATTERN).alias("_web"))
-    fed = per_turn.join(web, on="_fed_by", how="left").select(
-        "session_id", pl.col("turn") + 1, "_fed_by", (pl.col("_fed_by_mcp").fill_null(False) | pl.col("_web")).alias("_external")
-    )
-    # Only the columns read below go through the joins (the request frame has twenty).
-    requests = context.frames.calls.filter(~pl.col("is_aggregate")).select("session_id", "turn", "model", "reasoning_tokens", "output_tokens")
-    calls = requests.join(args_per_turn, on=["session_id", "turn"], how="left")
-    calls = calls.join(fed, on=["session_id", "turn"], how="inner").with_columns(
-        pl.coalesce(pl.col("reasoning_tokens"), pl.max_horizontal(pl.lit(0), pl.col("output_tokens") - pl.col("_args").fill_null(0))).alias("_think")
-    )
+    # Per request: the arguments it wrote, and the tool whose result the next request read (its last call;
+    # context.tools is in call order, which group_by keeps within each group). Keyed by ``request_hash`` (an
+    # integer): joins on (session, turn) took half this detector's time.
+    last_call = (pl.col("tool_key").last().alias("_fed_by"), pl.col("is_mcp").last().alias("_fed_by_mcp"))
+    tools = context.tools.select("session_id", "request_hash", "args_tokens", "tool_key", "is_mcp")
+    per_request = tools.filter(pl.col("request_hash").is_not_null()).group_by("request_hash").agg(pl.col("args_tokens").sum().alias("_args"), *last_call)
+    # Calls logged before any request of their session (no request_hash): its first request read them.
+    before_any = tools.filter(pl.col("request_hash").is_null()).group_by("session_id").agg(*last_call)
+    # Only the columns read below go through the joins (the request frame has twenty). The calls are sorted by
+    # session and turn, so the request before each is the row before.
+    requests = context.frames.calls.select(
+        "session_id", "turn", "model", "reasoning_tokens", "output_tokens", "is_aggregate", "call_hash", previous("call_hash").alias("_prev_hash")
+    ).filter(~pl.col("is_aggregate"))
+    calls = requests.join(per_request.select("request_hash", "_args"), left_on="call_hash", right_on="request_hash", how="left")
+    fed = pl.concat([
+        calls.join(per_request.drop("_args"), left_on="_prev_hash", right_on="request_hash", how="inner"),
+        calls.filter(pl.col("turn") == 0).join(before_any, on="session_id", how="inner"),
+    ])
+    # The web-tool pattern is tested once per tool, not once per request.
+    web = fed.select(pl.col("_fed_by").unique()).with_columns(pl.col("_fed_by").str.contains(EXTERNAL_TOOL_PATTERN).alias("_web"))
+    calls = fed.join(web, on="_fed_by", how="left").with_columns(
+        (pl.col("_fed_by_mcp").fill_null(False) | pl.col("_web")).alias("_external"),
+        pl.coalesce(pl.col("reasoning_tokens"), pl.max_horizontal(pl.lit(0), pl.col("output_tokens") - pl.col("_args").fill_null(0))).alias("_think"),
+    ).drop("_web", "_fed_by_mcp", "call_hash", "_prev_hash", "is_aggregate")
     if calls.is_empty():
         return []
     repeated = _repeated_spikes(calls, params)

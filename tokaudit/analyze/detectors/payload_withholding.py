@@ -36,14 +36,14 @@ def detect(context: Context, params: Params) -> list[Finding]:
     # (Run ids are unique across sessions.)
     t = t.with_columns((pl.col("novelty").fill_null(0) >= params.high_novelty).cum_sum().over("run_id").alias("_after"))
     before = t.filter((pl.col("_after") == 0) | ((pl.col("_after") == 1) & (pl.col("novelty").fill_null(0) >= params.high_novelty)))
-    stats = before.group_by("session_id", "run_id").agg(
+    stats = before.group_by("run_id").agg(
         pl.col("result_tokens").filter(pl.col("novelty").fill_null(0) < params.low_novelty).sum().alias("withheld"),
         pl.col("result_tokens").filter(pl.col("novelty").fill_null(0) < params.high_novelty).sum().alias("before_payload"),
         (pl.col("novelty").fill_null(0) >= params.high_novelty).any().alias("terminal_payload"),
         pl.len().alias("n"),
     ).with_columns((pl.col("withheld") / pl.max_horizontal(pl.col("before_payload"), pl.lit(1))).alias("share"))
     stats = stats.filter((pl.col("n") >= params.min_len - 1) & (pl.col("share") >= params.min_withheld_share))
-    runs = run_groups(context.tools, "run_id", params.min_len).join(stats, on=["session_id", "run_id"])
+    runs = run_groups(context.tools, "run_id", params.min_len).join(stats, on="run_id")
     findings = [
         chain_finding(
             context, run, detector=NAME, metric="withheld_share", value=run["share"],
