@@ -27,13 +27,13 @@ def rule_flags(column: str, calls: list[tuple[str, ...]]) -> list[bool]:
     """[(tool_key, args_json, result_text[, tool_name])] of one session, in order -> ``column`` of the steering
     rule's output for each call, the calls stored as the store holds them."""
     rows = [
-        ("s", tool, i, [*name, *args_values(a)], args_skeleton(a), len(a.encode()), hash(a), result_features(r.encode())["result_excerpt"])
+        ("s", f"call_{i}", tool, i, [*name, *args_values(a)], args_skeleton(a), len(a.encode()), hash(a), result_features(r.encode())["result_excerpt"])
         for i, (tool, a, r, *name) in enumerate(calls)
     ]
     con = duckdb.connect()
-    con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, "
-                "args_bytes BIGINT, args_hash BIGINT, result_excerpt VARCHAR)")  # fmt: skip
-    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    con.execute("CREATE TABLE t (session_id VARCHAR, tool_call_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], "
+                "args_skeleton VARCHAR, args_bytes BIGINT, args_hash BIGINT, result_excerpt VARCHAR)")  # fmt: skip
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     return [r[0] for r in con.sql(f"SELECT {column} FROM ({steering_sql('t', 'call_idx')}) ORDER BY call_idx").fetchall()]
 
 
@@ -327,10 +327,10 @@ def test_what_counts_as_an_mcp_call_is_the_callers_to_say():
     cursors = ["c_9f2kq81", "c_77ab10z", "c_0p0p0p0"]
     calls = [(f'{{"url":"https://api.example.com/v1/items?cursor={cursors[i]}&limit=50"}}', f"next: {cursors[i + 1]}") for i in range(2)]
     con = duckdb.connect()
-    con.execute("CREATE TABLE t (session_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], args_skeleton VARCHAR, "
-                "args_bytes BIGINT, args_hash BIGINT, result_excerpt VARCHAR, tool_kind VARCHAR)")  # fmt: skip
-    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [("s", "fetch_items", i, args_values(a), args_skeleton(a), len(a), hash(a), r, "mcp") for i, (a, r) in enumerate(calls)])  # fmt: skip
+    con.execute("CREATE TABLE t (session_id VARCHAR, tool_call_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], "
+                "args_skeleton VARCHAR, args_bytes BIGINT, args_hash BIGINT, result_excerpt VARCHAR, tool_kind VARCHAR)")  # fmt: skip
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [("s", f"call_{i}", "fetch_items", i, args_values(a), args_skeleton(a), len(a), hash(a), r, "mcp") for i, (a, r) in enumerate(calls)])  # fmt: skip
 
     def flags(mcp: str) -> list[bool]:
         return [r[0] for r in con.sql(f"SELECT steered FROM ({steering_sql('t', 'call_idx', mcp=mcp)}) ORDER BY call_idx").fetchall()]

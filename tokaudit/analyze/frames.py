@@ -331,6 +331,8 @@ def compaction_segments(calls: pl.DataFrame, compactions: pl.DataFrame, key: str
 
 
 _TOOLS_ORDER = "_ts NULLS FIRST, line_no, tool_call_id"
+# What the steering rule reads of a call (analyze.steering.steering_sql): the call, its order and its arguments and result.
+_RULE_INPUTS = "session_id, tool_call_id, _ts, line_no, tool_key, is_mcp, args_values, args_skeleton, args_bytes, args_hash, result_excerpt"
 _WORDING = "/* wording */"  # where the tool frame's SQL computes the wording flags, when it does
 
 
@@ -410,13 +412,17 @@ def _tools(
             SELECT t.*, {", ".join(f"c.{name}" for name in steering_cache.STEERING_COLUMNS)}
             FROM t JOIN (SELECT * FROM steering_cache WHERE session_id IN (SELECT session_id FROM hits)) AS c
                  USING (session_id, tool_call_id)"""
-        branches = ([f"SELECT * FROM ({rule})"] if cache.misses or not cache.hits else []) + ([read_back] if cache.hits else [])
+        # The rule reads only its inputs (its windows then carry narrow rows), and its verdicts are set beside the calls.
+        computed = f"""
+            SELECT t.*, {", ".join(f"r.{name}" for name in steering_cache.STEERING_COLUMNS)}
+            FROM t JOIN ({rule}) AS r USING (session_id, tool_call_id)"""
+        branches = ([computed] if cache.misses or not cache.hits else []) + ([read_back] if cache.hits else [])
         tools = fetch_frame(
             store,
             f"""
             WITH t AS ({calls_sql.replace(_WORDING, wording)}),
             hits AS (SELECT unnest(?::VARCHAR[]) AS session_id),
-            computed AS (SELECT * FROM t WHERE session_id NOT IN (SELECT session_id FROM hits)),
+            computed AS (SELECT {_RULE_INPUTS} FROM t WHERE session_id NOT IN (SELECT session_id FROM hits)),
             steered AS ({" UNION ALL BY NAME ".join(branches)})
             SELECT {kept(*cached)}
             FROM steered {order}

@@ -153,12 +153,11 @@ def _spelled_up_by_one(words: dict[str, int]) -> str:
 # (anything else: more than the 32 values a call keeps could make up); a call is steered when the
 # sum is positive.
 # Values are compared slot by slot (ingest.skeleton.args_values); CASE keeps the costlier tests to
-# the values that need them.
-_STEERED_RULE = _fill(
-    """
-    {prev} IS NOT NULL AND args_values IS NOT NULL AND len(args_values) >= len({prev})
-    AND args_values != {prev}
-    AND list_sum(list_transform(range(1, len(args_values) + 1), lambda i: CASE
+# the values that need them. ``_CHANGED`` is the call's own test, ``_VALUE_SCORE`` value ``i``'s score,
+# ``_STEERED_RULE`` the two in one expression (the scores summed by a lambda over the call's values).
+_CHANGED = "{prev} IS NOT NULL AND args_values IS NOT NULL AND len(args_values) >= len({prev}) AND args_values != {prev}"
+_VALUE_SCORE = _fill(
+    """CASE
         WHEN i > len({prev}) THEN CASE
             WHEN length(args_values[i]) >= 4 AND {copied} THEN 1
             -- An added URL or path of an MCP call carrying an id (digits, six characters or more) the result named.
@@ -224,8 +223,7 @@ _STEERED_RULE = _fill(
                   ELSE coalesce({token_step}, false) END THEN 1
         WHEN {prose} THEN 0
         ELSE -64
-    END)) > 0
-""",
+    END""",
     # In this order: a slot's SQL may hold the slots after it.
     ("{copied}", _COPIED),
     # One unit of a decimal value's last digit (0.001 for "0.029").
@@ -243,6 +241,7 @@ _STEERED_RULE = _fill(
     ("{prev_tokens}", _TOKENS.format(v="{prev}[i]")),
     ("{prev2_tokens}", _TOKENS.format(v="{prev2}[i]")),
 )
+_STEERED_RULE = _CHANGED + " AND list_sum(list_transform(range(1, len(args_values) + 1), lambda i: " + _VALUE_SCORE + ")) > 0"
 
 # The keys of a call's arguments, from its skeleton: calls of one tool asking different kinds of
 # question (other keys) are compared separately.
@@ -318,10 +317,10 @@ AUTHORED_SQL = f"""CASE WHEN NOT _mcp OR coalesce(_prev_values, _any_values) IS 
         ELSE left(args_values[i], 32) IS DISTINCT FROM left(coalesce(_prev_values, _any_values)[i], 32) END)), false) END"""
 
 
-def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "args_values") -> str:
-    """SQL: ``_STEERED_RULE`` for the call's ``values`` (a column) against the earlier call's ``prev`` values,
-    ``prev2`` (the call before that, for steps; None: no such call) and ``excerpt`` (its result)."""
-    sql = _STEERED_RULE.format(prev=prev, prev2=prev2 or "(CAST(NULL AS VARCHAR[]))", excerpt=excerpt, long=MAX_ARG_VALUE_CHARS)
+def _steered_rule(prev: str, prev2: str | None, excerpt: str, values: str = "args_values", rule: str = _STEERED_RULE) -> str:
+    """SQL: ``_STEERED_RULE`` (or a part of it, ``rule``) for the call's ``values`` (a column) against the earlier
+    call's ``prev`` values, ``prev2`` (the call before that, for steps; None: no such call) and ``excerpt`` (its result)."""
+    sql = rule.format(prev=prev, prev2=prev2 or "(CAST(NULL AS VARCHAR[]))", excerpt=excerpt, long=MAX_ARG_VALUE_CHARS)
     # The rule names the call's own values args_values throughout (its slots included).
     return sql.replace("args_values", values) if values != "args_values" else sql
 
@@ -343,8 +342,8 @@ RELAYED_SQL = f"""CASE WHEN NOT _mcp THEN false
 
 
 def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
-    """``relation`` (tool calls with session_id, tool_key, args_skeleton, args_values, args_bytes, args_hash (of
-    the exact arguments) and result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered``, ``alias_steered``,
+    """``relation`` (tool calls with session_id, tool_call_id (one call per pair), tool_key, args_skeleton, args_values,
+    args_bytes, args_hash (of the exact arguments) and result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered``, ``alias_steered``,
     ``authored`` (``AUTHORED_SQL``), ``resent`` (``RESENT_SQL``) and ``relayed`` (``RELAYED_SQL``), calls ordered by ``order_by``.
 
     A call is compared with the previous call of its tool and shape, and with the previous call of
@@ -356,7 +355,10 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
     steered too: the server paced it. ``mcp`` (SQL over the relation's columns) tells an MCP call —
     the calls some rules are kept to — from the agent's own tools.
     """
-    same_shape = _steered_rule("_prev_values", "_prev2_values", "_prev_excerpt")
+    # The rule against the previous call of the same shape, the one every call meets, is scored over rows of
+    # values (``scored``, ``i`` a column), not by a lambda over each call's list: that took twice the time.
+    changed = _steered_rule("_prev_values", "_prev2_values", "_prev_excerpt", rule=_CHANGED)
+    value_score = _steered_rule("_prev_values", "_prev2_values", "_prev_excerpt", rule=_VALUE_SCORE)
     any_shape = _steered_rule("_any_values", None, "_any_excerpt")
     alias = _steered_rule("_alias_values", "_alias2_values", "_alias_excerpt", values="_own_values")
     # A list argument that grew in the middle ("skip": [the ids so far]) shifts the values after it: the
@@ -412,11 +414,16 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                                                                       lambda x: length(x) >= 4 AND contains(_prev_excerpt, x))))[1]
                             END AS _insert_at
                   FROM al)
+        ), scored AS (
+            -- Each changed call's values against the previous call of its tool and shape: the sum of their scores.
+            SELECT session_id, tool_call_id, sum({value_score}) AS _same_shape_score
+            FROM (SELECT *, unnest(range(1, len(args_values) + 1)) AS i FROM g WHERE {changed})
+            GROUP BY session_id, tool_call_id
         ), v AS (
             SELECT *,
                    -- CASE evaluates each test only on the calls the ones before left undecided; after a call
                    -- of the same shape, the test against the previous call of the tool is the same test.
-                   CASE WHEN coalesce({same_shape}, false) THEN true
+                   CASE WHEN coalesce({changed} AND _same_shape_score > 0, false) THEN true
                         WHEN _any_shape IS DISTINCT FROM shape_hash AND coalesce({any_shape}, false) THEN true
                         WHEN _grown_values IS NOT NULL AND (_grown_values = _prev_values OR coalesce({grown}, false)) THEN true
                         ELSE coalesce(_meter > _prev_meter AND args_values IS DISTINCT FROM _prev_values AND args_skeleton LIKE '{{%', false)
@@ -428,9 +435,9 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
                    CASE WHEN _alias_values IS NOT NULL AND NOT _steered_here
                         THEN coalesce({alias}, false) ELSE false END AS alias_steered
                    , {RELAYED_SQL} AS relayed
-            FROM g
+            FROM g LEFT JOIN scored USING (session_id, tool_call_id)
         )
-        SELECT * EXCLUDE (_prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_args_bytes, _any_args_hash, _any_shape, _meter, _prev_meter,
+        SELECT * EXCLUDE (_same_shape_score, _prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_args_bytes, _any_args_hash, _any_shape, _meter, _prev_meter,
                           _last_excerpt, _last3_tool, _last3_values, _mcp, _server, _own_values,
                           _insert_at, _grown_values, _steered_here, _server_shape, _last_tool, _last_server_shape, _last_values,
                           _last2_server_shape, _last2_values, _last2_tool, _last2_excerpt, _alias_at, _alias_values, _alias_excerpt,
