@@ -334,6 +334,7 @@ _TOOLS_ORDER = "_ts NULLS FIRST, line_no, tool_call_id"
 # What the steering rule reads of a call (analyze.steering.steering_sql): the call, its order and its arguments and result.
 _RULE_INPUTS = "session_id, tool_call_id, _ts, line_no, tool_key, is_mcp, args_values, args_skeleton, args_bytes, args_hash, result_excerpt"
 _WORDING = "/* wording */"  # where the tool frame's SQL computes the wording flags, when it does
+_INPUT_HASH = "/* input hash */"  # and each call's steering inputs' hash, when the cache takes fingerprints from it
 
 
 def _tools(
@@ -361,7 +362,7 @@ def _tools(
                    t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method, t.result_compress_ratio,
                    t.duration_ms,
                    {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
-                   t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,{_WORDING}
+                   t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,{_WORDING}{_INPUT_HASH}
                    {sig},
                    CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
                         THEN list_prepend(coalesce(t.mcp_tool, t.tool_name), coalesce(t.args_values, []))
@@ -400,7 +401,7 @@ def _tools(
         # Every session's verdicts are stored (a repeated audit): they are read in the order they were
         # computed, which is the calls' order while the calls are unchanged, and set beside the calls —
         # a join on the two text keys cost half the read, the wording's regexes a third of the rest.
-        tools = fetch_frame(store, f"WITH t AS ({calls_sql.replace(_WORDING, '')}) SELECT {kept()} FROM t {order}", folded_params)
+        tools = fetch_frame(store, f"WITH t AS ({calls_sql.replace(_WORDING, '').replace(_INPUT_HASH, '')}) SELECT {kept()} FROM t {order}", folded_params)
         stored = steering_cache.read(store, cache.hits, cache_rowids)
         if stored.height == tools.height and stored["session_id"].equals(tools["session_id"]) and stored["tool_call_id"].equals(tools["tool_call_id"]):
             tools = tools.hstack(stored.drop("session_id", "tool_call_id").get_columns())
@@ -417,10 +418,12 @@ def _tools(
             SELECT t.*, {", ".join(f"r.{name}" for name in steering_cache.STEERING_COLUMNS)}
             FROM t JOIN ({rule}) AS r USING (session_id, tool_call_id)"""
         branches = ([computed] if cache.misses or not cache.hits else []) + ([read_back] if cache.hits else [])
+        # Sessions none of which had stored verdicts: their fingerprints come from the calls read here.
+        input_hash = f"\n                   {steering_cache.input_hash_sql('t')} AS _input_hash," if cache.unchecked else ""
         tools = fetch_frame(
             store,
             f"""
-            WITH t AS ({calls_sql.replace(_WORDING, wording)}),
+            WITH t AS ({calls_sql.replace(_WORDING, wording).replace(_INPUT_HASH, input_hash)}),
             hits AS (SELECT unnest(?::VARCHAR[]) AS session_id),
             computed AS (SELECT {_RULE_INPUTS} FROM t WHERE session_id NOT IN (SELECT session_id FROM hits)),
             steered AS ({" UNION ALL BY NAME ".join(branches)})
@@ -429,6 +432,9 @@ def _tools(
             """,
             [CONTINUATION, DIRECTIVES, *folded_params, cache.hits],
         )
+    if cache.unchecked:
+        steering_cache.take_fingerprints(cache, tools, "_input_hash")
+        tools = tools.drop("_input_hash")
     tools = tools.with_columns(_index_within(tools, "session_id").alias("call_idx"))
     steering_cache.save(store, cache, tools)
     tools = _attach_turns(tools, calls)

@@ -15,7 +15,10 @@ growing fleet then computes the rule for the sessions ingested since, not for th
 * A read-only store is read, never written: sessions without valid verdicts are computed for
   that audit only.
 
-Checking the fingerprints costs a pass over the folded tool calls. An audit of the whole store that
+Checking the fingerprints costs a pass over the folded tool calls. When none of the sessions read has
+stored verdicts (the first audit of a store, or after the rule changed), every one is a miss without a
+check, and their fingerprints are taken from the calls the rule reads (``take_fingerprints``) instead of
+by a pass of their own. An audit of the whole store that
 leaves every session's verdicts checked or computed records the store's ``data_version`` (which every
 ingest write moves) as ``steering_data_version``; while the two are equal, nothing was written since,
 and a read takes every stored session's verdicts without checking them (``stamp``). A read that finds
@@ -49,6 +52,12 @@ _INPUTS = ("tool_call_id, ts_utc, result_ts_utc, line_no, tool_name, tool_kind, 
            "args_bytes, args_sha256, result_excerpt")
 
 
+def input_hash_sql(alias: str) -> str:
+    """SQL: the hash of one folded tool call's rule inputs (the columns of ``alias``), which a session's
+    fingerprint folds with ``bit_xor``."""
+    return "hash(" + ", ".join(f"{alias}.{name}" for name in _INPUTS.split(", ")) + ")"
+
+
 def rule_version(rule_sql: str) -> int:
     """A version of the rule: a hash of its SQL and of the DuckDB that evaluates it (its ``hash``
     function makes the stored values), positive so that ``store_state`` (signed) holds it."""
@@ -66,6 +75,8 @@ class CacheState:
     # Sessions among the misses with verdicts stored from other calls: replaced when the new ones are.
     stale: list[str] = field(default_factory=list)
     writable: bool = True
+    # No session read has stored verdicts: all are misses, whose fingerprints ``take_fingerprints`` fills in.
+    unchecked: bool = False
 
 
 def check(
@@ -87,17 +98,19 @@ def check(
             duck.execute("DELETE FROM store_state WHERE key = ?", [STAMP_KEY])
             duck.execute("INSERT OR REPLACE INTO store_state VALUES ('steering_version', ?)", [version])
         current = True
-    elif current and not distrust and sessions is not None and stamped(store):
+    if current and not distrust and sessions is not None:
         where, where_params = sessions
-        hits = store.duck.execute(f"SELECT session_id FROM steering_sessions WHERE {where}", where_params).fetchall()
-        if hits:  # (none: checked below, which costs nothing when the sessions have no tool calls)
-            return CacheState(hits=[h[0] for h in hits], writable=writable)
+        stored_ids = [h[0] for h in store.duck.execute(f"SELECT session_id FROM steering_sessions WHERE {where}", where_params).fetchall()]
+        if not stored_ids:
+            return CacheState(writable=writable, unchecked=True)
+        if stamped(store):
+            return CacheState(hits=stored_ids, writable=writable)
     rows = store.duck.execute(
         f"""
         SELECT f.session_id, f.fingerprint, f.tool_calls, s.session_id IS NOT NULL AS stored,
                coalesce(s.fingerprint = f.fingerprint AND s.tool_calls = f.tool_calls, false) AS holds
-        FROM (SELECT session_id, bit_xor(hash({_INPUTS})) AS fingerprint, count(*) AS tool_calls
-              FROM ({folded_sql}) GROUP BY session_id) AS f
+        FROM (SELECT session_id, bit_xor({input_hash_sql("t")}) AS fingerprint, count(*) AS tool_calls
+              FROM ({folded_sql}) AS t GROUP BY session_id) AS f
         LEFT JOIN steering_sessions AS s USING (session_id)
         """,
         params,
@@ -111,6 +124,14 @@ def check(
             if stored_before:
                 state.stale.append(session_id)
     return state
+
+
+def take_fingerprints(state: CacheState, tools: pl.DataFrame, column: str) -> None:
+    """Fill an ``unchecked`` state's misses from ``tools`` (every folded tool call of the sessions read, with
+    ``session_id`` and its ``input_hash_sql`` in ``column``): each session's fingerprint and number of calls."""
+    per_session = tools.group_by("session_id").agg(pl.col(column).bitwise_xor().alias("fingerprint"), pl.len().alias("tool_calls"))
+    state.misses = {session: (fingerprint, tool_calls) for session, fingerprint, tool_calls in per_session.iter_rows()}
+    state.unchecked = False
 
 
 def read(store: Store, sessions: list[str], rowids: tuple[int, int] | None = None) -> pl.DataFrame:
