@@ -409,15 +409,16 @@ def _tools(
             tools = None
             cache = steering_cache.check(store, folded, folded_params, version, distrust=True)
     if tools is None:
-        read_back = f"""
-            SELECT t.*, {", ".join(f"c.{name}" for name in steering_cache.STEERING_COLUMNS)}
-            FROM t JOIN (SELECT * FROM steering_cache WHERE session_id IN (SELECT session_id FROM hits)) AS c
-                 USING (session_id, tool_call_id)"""
-        # The rule reads only its inputs (its windows then carry narrow rows), and its verdicts are set beside the calls.
-        computed = f"""
-            SELECT t.*, {", ".join(f"r.{name}" for name in steering_cache.STEERING_COLUMNS)}
-            FROM t JOIN ({rule}) AS r USING (session_id, tool_call_id)"""
-        branches = ([computed] if cache.misses or not cache.hits else []) + ([read_back] if cache.hits else [])
+
+        def beside_calls(verdicts: str) -> str:
+            """The calls of ``t`` with the steering verdicts of ``verdicts`` (SQL of rows keyed by session and call id)."""
+            return f"""
+            SELECT t.*, {", ".join(f"v.{name}" for name in steering_cache.STEERING_COLUMNS)}
+            FROM t JOIN ({verdicts}) AS v USING (session_id, tool_call_id)"""
+
+        read_back = beside_calls("SELECT * FROM steering_cache WHERE session_id IN (SELECT session_id FROM hits)")
+        # The rule reads only its inputs (its windows then carry narrow rows); its verdicts are set beside the calls.
+        branches = ([beside_calls(rule)] if cache.misses or not cache.hits else []) + ([read_back] if cache.hits else [])
         # Sessions none of which had stored verdicts: their fingerprints come from the calls read here.
         input_hash = f"\n                   {steering_cache.input_hash_sql('t')} AS _input_hash," if cache.unchecked else ""
         tools = fetch_frame(
