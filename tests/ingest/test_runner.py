@@ -166,6 +166,31 @@ def test_workers_give_the_same_rows(tmp_path, logs, monkeypatch):
         assert got[table] == expected[table], table
 
 
+def test_a_bulk_load_caps_memory_and_gives_the_settings_back(tmp_path, logs, monkeypatch):
+    import pyarrow as pa
+
+    import tokaudit.store.load as load
+
+    seen = []
+    write_batch = load.write_batch
+
+    def spy(store, batch):
+        setting = store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        seen.append((setting, pa.default_memory_pool().backend_name))
+        write_batch(store, batch)
+
+    monkeypatch.setattr(load, "write_batch", spy)
+    pool = pa.default_memory_pool().backend_name
+    for db in (str(tmp_path / "file.duckdb"), ":memory:"):
+        with open_store(db) as store:
+            limit = store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+            ingest_paths(store, [logs])
+            assert store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == limit
+    assert pa.default_memory_pool().backend_name == pool
+    # Arrow tables built with malloc; DuckDB's cache capped lower for a file, whose rows can go to disk.
+    assert set(seen) == {("61.0 MiB", "system"), ("244.1 MiB", "system")}
+
+
 def _many_files(root: Path, n_files: int) -> None:
     for i in range(n_files):
         path = root / "projects" / f"p{i % 7}" / f"s{i}.jsonl"

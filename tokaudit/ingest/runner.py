@@ -351,14 +351,18 @@ def ingest_files(
     if workers is None:
         workers = min(os.cpu_count() or 1, 4)
     if works:
-        from tokaudit.store.load import write_batch
+        from tokaudit.store.load import use_malloc_for_arrow, write_batch
 
+        arrow_pool = use_malloc_for_arrow()
         # DuckDB checkpoints (rewrites the database file) whenever its WAL passes 16 MB;
         # during a bulk load that happens dozens of times. Commits stay durable in the WAL,
         # and one checkpoint at the end folds them in. Its buffer cache is capped so the
-        # main process plus the parsing workers stay within the memory budget.
+        # main process plus the parsing workers stay within the memory budget: rows appended
+        # beyond the cap go to DuckDB's temporary file until the checkpoint, which the cold
+        # ingest of 1 GiB of logs did not measurably pay for (benchmarks/results-ingest.md).
+        # A throw-away in-memory store keeps the larger cap: its rows have nowhere else to live.
         store.duck.execute("SET checkpoint_threshold = '1GB'")
-        store.duck.execute("SET memory_limit = '256MB'")
+        store.duck.execute(f"SET memory_limit = '{'256MB' if store.in_memory else '64MB'}'")
     for batch in _batches(works, forced_format, max_line_bytes, workers, final):
         if batch.outcomes:
             write_batch(store, batch)
@@ -376,6 +380,7 @@ def ingest_files(
         store.duck.execute("CHECKPOINT")
         store.duck.execute("RESET checkpoint_threshold")
         store.duck.execute("RESET memory_limit")
+        use_malloc_for_arrow(arrow_pool)
     return summary
 
 
@@ -403,7 +408,7 @@ def _batches(works: list[FileWork], forced_format: str | None, max_line_bytes: i
     from collections import deque
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),)) as pool:
         # A few chunks in flight, so parsed-but-unwritten rows stay bounded in memory: twice the workers,
         # so each has a chunk to parse while this process writes. Written in order (the same source ids
         # whatever the number of workers); the largest files come first, so the others rarely wait on one.
@@ -436,6 +441,15 @@ def _chunks(works: list[FileWork]) -> list[list[FileWork]]:
     if chunk:
         chunks.append(chunk)
     return chunks
+
+
+def _start_worker(parent_pid: int) -> None:
+    """Worker start-up: Arrow batches built with malloc (as in the parent, which a forked worker
+    inherits but a spawned one does not), and an exit when the parent is gone."""
+    from tokaudit.store.load import use_malloc_for_arrow
+
+    use_malloc_for_arrow()
+    _exit_with_parent(parent_pid)
 
 
 def _exit_with_parent(parent_pid: int) -> None:

@@ -52,6 +52,11 @@ class Store:
         self.duck = duck
         self.read_only = read_only
 
+    @property
+    def in_memory(self) -> bool:
+        """True for a throw-away ``:memory:`` store (its data can live nowhere but in memory)."""
+        return self.url.removeprefix("duckdb:///") == ":memory:"
+
     @cached_property
     def relational(self) -> duckdb.DuckDBPyConnection:
         """``duck`` with the ``duckdb`` package's Python layer loaded: ``sql(...).to_arrow_table()``
