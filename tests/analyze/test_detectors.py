@@ -571,6 +571,40 @@ def test_a_server_slower_than_the_prompt_cache_is_a_verdict_and_a_slow_build_twi
     assert not by(findings, "economic_dos", build.session_id)
 
 
+def test_a_warm_cache_lost_after_a_servers_calls_again_and_again_is_churn_and_one_upgrade_or_own_tools_are_not():
+    """A server re-announcing its tools on every call makes each next request re-write the whole prompt, seconds
+    after the last: cache churn, a verdict with the session's cost. A server upgraded once mid-session loses the
+    cache once; losses after the agent's own tools, or after pauses longer than the cache lifetime, are not the
+    server's doing."""
+    churn, upgrade, own, idle = (Session(f"claude-code:{name}", context_tokens=60_000) for name in ("churn", "upgrade", "own", "idle"))
+    rng = random.Random(3)
+    tickets = rng.sample(range(1000, 9999), 12)  # the user's tickets, no counter
+    # Each ticket's own text: new content every call (no fan-out of one boilerplate).
+    texts = [" ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7)) for _ in range(120)) for _ in tickets]
+    for k in range(12):
+        lost = k % 4 != 3  # three requests in four re-write the prompt
+        churn.turn(tools=[("omnitools/ticket_get", f'{{"id":"SUP-{tickets[k]}"}}', f"ticket SUP-{tickets[k]}: {texts[k]}")],
+                   cache_read_share=0.0 if lost and k else 0.9)
+        upgrade.turn(tools=[("kanban/update_card", f'{{"card":"C-{tickets[k]}"}}', "ok")], cache_read_share=0.0 if k == 6 else 0.9)
+        own.turn(tools=[("Bash", f'{{"command":"make test-{tickets[k]}"}}', "ok")], cache_read_share=0.0 if lost and k else 0.9)
+        idle.turn(tools=[("ci/get_status", f'{{"run":"r-{tickets[k]}"}}', "running")], cache_read_share=0.0 if lost and k else 0.9,
+                  wait_s=400 if lost else 10)
+    for s in (churn, upgrade, own, idle):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), churn, upgrade, own, idle)
+    (d8,) = [f for f in by(findings, "cache_miss_spend", churn.session_id) if f.metric == "cache_churn"]
+    assert d8.tool_key == "omnitools/ticket_get" and d8.value == 8 and d8.evidence["after_mcp"] == 8
+    # Each loss re-bills the whole prompt the request before it had sent.
+    lost_turns = [k for k in range(1, 12) if k % 4 != 3]
+    assert d8.excess_tokens == sum(churn.calls[k - 1]["input_total_tokens"] for k in lost_turns)
+    assert d8.evidence["fire_turn"] == lost_turns[4] == 6  # the fifth loss
+    (verdict,) = by(findings, "economic_dos", churn.session_id)
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.tool_key == "omnitools/ticket_get"
+    for quiet in (upgrade, own, idle):
+        assert not [f for f in by(findings, "cache_miss_spend", quiet.session_id) if f.metric == "cache_churn"], quiet.session_id
+        assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id
+
+
 def test_a_fan_out_returning_the_same_large_boilerplate_is_a_verdict_and_real_lookups_are_not():
     rng = random.Random(5)
     boiler = "Shard metadata envelope. " + " ".join(f"field_{k} standard retention policy applies" for k in range(120))

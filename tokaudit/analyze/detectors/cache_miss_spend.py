@@ -21,6 +21,16 @@ asks to be called again, makes every request re-write the whole context at
 the cache-write price; a finding of its own, naming the tool. False
 positives: a tool that legitimately blocks for minutes (a build, a deploy
 wait) called several times.
+
+Cache churn (metric ``cache_churn``): the warm cache lost again and again right after MCP calls. A
+request at most ``max_warm_gap_s`` after the one before it, in the same context (no compaction, no
+model switch), that reads back less than ``max_churn_read_share`` of the previous prompt lost a warm
+cache. Providers lose one now and then (real Codex logs: about one request in sixty), and a server
+upgraded mid-session costs one loss; a server that re-announces its tools (``tools/list_changed``
+with a new catalogue, a description carrying a nonce) on every call makes every request re-write
+the whole prompt at the cache-write price. Fires on ``min_churn_losses`` losses or more, making
+``min_churn_share`` of the session's warm requests, ``min_churn_mcp_share`` of them right after a
+request that called an MCP tool; names the tool called most before them.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context, previous, same_context
+from tokaudit.analyze.detectors._common import Context, fire_turn, previous, same_context
 
 NAME = "cache_miss_spend"
 TITLE = "Input re-billed after cache misses (D8)"
@@ -44,6 +54,12 @@ class Params:
     min_stall_seconds: float = 270.0
     min_stall_miss_share: float = 0.5
     min_stall_calls: int = 3
+    # Cache churn: warm-cache losses again and again, right after MCP calls.
+    max_warm_gap_s: float = 300.0  # the shortest cache lifetime: a request sooner than this should find the cache warm
+    max_churn_read_share: float = 0.5
+    min_churn_losses: int = 5
+    min_churn_share: float = 0.25
+    min_churn_mcp_share: float = 0.6
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -65,7 +81,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
         .otherwise(0)
         .alias("excess")
     )
-    findings = _slow_tools(context, calls, params)
+    findings = _slow_tools(context, calls, params) + _churn(context, calls, params)
     per = calls.group_by("session_id").agg(
         pl.col("excess").sum().alias("excess"),
         pl.col("input_total_tokens").sum().alias("input"),
@@ -127,6 +143,62 @@ def _slow_tools(context: Context, calls: pl.DataFrame, params: Params) -> list[F
                 "price. A server slower than the cache lifetime makes every later request re-write the whole context."
             ),
             evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "median_gap_s": r["gap_s"]},
+        )
+        for r in per.iter_rows(named=True)
+    ]
+
+
+def _churn(context: Context, calls: pl.DataFrame, params: Params) -> list[Finding]:
+    """Sessions whose warm prompt cache was lost again and again right after MCP calls (see the module docstring)."""
+    warm = calls.with_columns(
+        ((pl.col("ts_utc") - previous("ts_utc")).dt.total_seconds()).alias("gap_s"),
+        previous("input_total_tokens").alias("prev_input"),
+        same_context().alias("same_span"),
+    ).filter(pl.col("same_span") & (pl.col("gap_s") <= params.max_warm_gap_s) & (pl.col("prev_input") > 0))
+    warm = warm.with_columns((pl.col("cache_read_tokens") < params.max_churn_read_share * pl.col("prev_input")).alias("_lost"))
+    counts = warm.group_by("session_id").agg(pl.col("_lost").sum().alias("losses"), pl.len().alias("warm"))
+    counts = counts.filter((pl.col("losses") >= params.min_churn_losses) & (pl.col("losses") >= params.min_churn_share * pl.col("warm")))
+    if counts.is_empty():
+        return []
+    losses = warm.filter(pl.col("_lost")).join(counts, on="session_id", how="semi").select(
+        "session_id", "turn", (pl.col("prev_input") - pl.col("cache_read_tokens")).alias("lost")
+    )
+    # The MCP tools the request before each loss called: a server that re-announced its tools answered there.
+    before = (
+        context.tools.filter(pl.col("is_mcp").fill_null(False))
+        .select("session_id", (pl.col("turn") + 1).alias("turn"), "tool_key")
+        .join(losses, on=["session_id", "turn"], how="semi")
+    )
+    after_mcp = before.group_by("session_id").agg(
+        pl.col("turn").n_unique().alias("after_mcp"), pl.col("tool_key").mode().sort().first().alias("tool_key")
+    )
+    per = (
+        losses.group_by("session_id").agg(
+            pl.col("lost").sum().alias("lost"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
+            fire_turn(params.min_churn_losses),
+        )
+        .join(counts, on="session_id").join(after_mcp, on="session_id")
+        .filter(pl.col("after_mcp") >= params.min_churn_mcp_share * pl.col("losses"))
+        .sort("session_id")
+    )  # fmt: skip
+    return [
+        Finding(
+            detector=NAME, severity="medium", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
+            metric="cache_churn", value=float(r["losses"]),
+            threshold=(f"≥ {params.min_churn_losses} requests ≤ {params.max_warm_gap_s:.0f} s after the one before, same context, reading back "
+                       f"< {params.max_churn_read_share:.0%} of its prompt; ≥ {params.min_churn_share:.0%} of the warm requests, "
+                       f"≥ {params.min_churn_mcp_share:.0%} of them right after MCP calls"),
+            excess_tokens=int(r["lost"]), excess_usd=None, tool_key=r["tool_key"],
+            explanation=(
+                f"The prompt cache was warm and lost {r['losses']} times ({r['losses']} of {r['warm']} requests made within "
+                f"{params.max_warm_gap_s / 60:.0f} minutes of the one before, with no compaction or model switch), {r['after_mcp']} of "
+                f"them right after MCP calls, mostly of {r['tool_key']!r}: {int(r['lost']):,} prompt tokens were billed again at the "
+                "full or cache-write price. Tool definitions come first in the prompt: a server that re-announces its tools, or "
+                "puts something new in their descriptions, on every call makes every request re-write the whole prompt. Record "
+                "the server's traffic (tokaudit record) to see its tools/list answers."
+            ),
+            evidence={"calls": r["losses"], "warm_requests": r["warm"], "after_mcp": r["after_mcp"], "mcp": True,
+                      "fire_turn": r["fire_turn"]},
         )
         for r in per.iter_rows(named=True)
     ]

@@ -29,7 +29,8 @@ A session is flagged when:
   repetitive, random or repeated (sponge) results of an MCP tool, or answers to the same poll
   that each repeat the one before and grow (D2 ``accumulating_results``), a poll whose progress
   went backwards again and again (D3 ``progress_regressions``), an MCP tool slower
-  than the prompt cache's lifetime called again and again (D8), near-duplicate
+  than the prompt cache's lifetime called again and again, or one after whose calls the warm prompt cache was
+  lost again and again (D8 ``cache_churn``: a server re-announcing its tools on every call), near-duplicate
   calls of an MCP tool whose results were large (``min_near_duplicate_result_tokens``
   per call on average) and mostly repeats (D4 with mean novelty ≤
   ``max_near_duplicate_novelty``: a fan-out over ids each returning
@@ -99,8 +100,9 @@ SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURA
 # D2 findings that say an MCP tool's results were a sponge: far above its usual size, mostly repetition, or random data.
 SPONGE_METRICS = ("result_size_vs_tool_median", "large_results_new_tool", "result_compress_ratio", "result_opaque", "repeated_results",
                   "rereads_after_tool", "accumulating_results", "subagent_rereads")
-# A D8 finding that names a tool: an MCP server slower than the prompt cache's lifetime, called again and again.
-STALL_METRIC = "slow_tool_cache_misses"
+# D8 findings that name a tool: an MCP server slower than the prompt cache's lifetime, called again and again; or
+# one after whose calls the warm cache was lost again and again (cache churn).
+CACHE_METRICS = ("slow_tool_cache_misses", "cache_churn")
 # D12 metrics that say a surface changed: seen in a transcript, or inferred from the agent's log.
 SURFACE_CHANGES = ("definition_versions", "tool_added", "inferred_surface_change")
 SEEN_CHANGES = ("definition_versions", "tool_added")  # the ones a transcript shows
@@ -170,7 +172,7 @@ def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool
         # confirm one (a lookup tool's occasional broad answer), so only content evidence counts there.
         kind = f.metric in SPONGE_METRICS and not (estimated and f.metric == "result_size_vs_tool_median")
     elif f.detector == "cache_miss_spend":
-        kind = f.metric == STALL_METRIC
+        kind = f.metric in CACHE_METRICS
     elif f.detector == "failure_spend":
         kind = f.metric == "failure_storm"
     elif f.detector == "same_tool_chain":
