@@ -114,6 +114,11 @@ def _with_steering(tools: pl.DataFrame) -> pl.DataFrame:
 def frames(*sessions: Session, tool_defs: pl.DataFrame | None = None) -> Frames:
     calls = pl.DataFrame([c for s in sessions for c in s.calls], infer_schema_length=None)
     tools = pl.DataFrame([t for s in sessions for t in s.tools], infer_schema_length=None) if any(s.tools for s in sessions) else _empty_tools()
+    # The failed calls' argument values, as the store's query reads them (``Frames.failures``).
+    failures = (
+        tools.filter(pl.col("is_error")).select("session_id", "tool_call_id", pl.col("_args_values").alias("args_values"))
+        if "_args_values" in tools.columns else None
+    )
     tools = _with_steering(tools) if "_args_values" in tools.columns else tools
     base = pl.DataFrame(
         [
@@ -132,6 +137,7 @@ def frames(*sessions: Session, tool_defs: pl.DataFrame | None = None) -> Frames:
                                                                               "description_bytes": pl.Int64, "first_seen_utc": pl.Datetime,
                                                                               "last_seen_utc": pl.Datetime, "definition_bytes": pl.Int64}),
         events=pl.DataFrame(),
+        **({"failures": failures} if failures is not None else {}),
     )
 
 

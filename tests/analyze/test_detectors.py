@@ -1228,6 +1228,31 @@ def test_a_failure_storm_of_an_mcp_tool_is_an_economic_dos_without_any_cost_gate
         assert not [f for f in by(findings, "failure_spend", quiet.session_id) if f.metric == "failure_storm"], quiet.session_id
 
 
+def test_retries_that_each_send_a_fresh_token_are_a_storm_weighed_with_the_cost_and_a_few_of_them_are_not():
+    """A server failing on purpose can ask for a new attempt token and back-off on every retry: no two calls are
+    identical, so exact-match loop guards never fire. Each retry keeps the path and key it retries (a batch of
+    look-ups keeps nothing of the id before it): a storm of retries, convicted with the session's cost."""
+    rng = random.Random(8)
+
+    def retry(i):
+        return (f'{{"path":"kv/billing/db","value_ref":{{"source":"ops/rotation.yaml","key":"db"}},'
+                f'"attempt_token":"{"".join(rng.choice("abcdefghjkmnpqrstuvwxyz0123456789") for _ in range(24))}",'
+                f'"backoff_ms":{rng.randint(100, 5000)}}}')
+
+    storm = _failing("claude-code:retry-storm", "vaultsync/push_secret", retry, 14, error="lease contention, retry later")
+    few = _failing("claude-code:few-retries", "vaultsync/push_secret", retry, 3, error="lease contention, retry later", bursts=4)
+    batch = _failing("claude-code:batch-ids", "tracker/get_issue", lambda i: f'{{"id":"ISS-{rng.randint(1000, 9999)}"}}', 14,
+                     error="404 not found")
+    findings = audit(*benign(30), storm, few, batch)
+    (d9,) = [f for f in by(findings, "failure_spend", storm.session_id) if f.metric == "failure_storm"]
+    assert d9.value == 14 and d9.evidence["retries"] and not d9.evidence["storm"] and "keeping most of the arguments" in d9.explanation
+    (verdict,) = by(findings, "economic_dos", storm.session_id)
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.tool_key == "vaultsync/push_secret"
+    for quiet in (few, batch):
+        assert not [f for f in by(findings, "failure_spend", quiet.session_id) if f.metric == "failure_storm"], quiet.session_id
+        assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id
+
+
 def test_failure_spend_counts_a_sessions_own_errors_only():
     """Tokens go to failure from a tool's error to its next success in the same session: a session whose calls all
     succeeded spent nothing on failure, however many errors other sessions had."""

@@ -85,6 +85,11 @@ class Frames:
     tool_defs: pl.DataFrame
     events: pl.DataFrame
     links: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema={"session_id": pl.String, "agent_session_id": pl.String}))
+    # The argument values of the calls that failed (the tool-call frame leaves every call's values out: most
+    # calls succeed, and failure storms are what reads them).
+    failures: pl.DataFrame = field(
+        default_factory=lambda: pl.DataFrame(schema={"session_id": pl.String, "tool_call_id": pl.String, "args_values": pl.List(pl.String)})
+    )
 
 
 def load_frames(
@@ -139,8 +144,14 @@ def load_frames(
         """,
         window_params,
     )
+    failures = fetch_frame(
+        store,
+        f"SELECT t.session_id, t.tool_call_id, any_value(t.args_values) AS args_values FROM tool_calls AS t "
+        f"WHERE {tool_window} AND t.is_error GROUP BY t.session_id, t.tool_call_id",
+        tool_params,
+    )
     return Frames(calls=calls, tools=tools, sessions=_session_totals(sessions, calls, tools), tool_defs=tool_defs, events=events,
-                  links=links)
+                  links=links, failures=failures)
 
 
 def _session_window(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:

@@ -15,6 +15,14 @@ arguments, a narration sentence the model writes anew in each call aside — a s
 times, however cheap each error looks. Agents retry a transient error a few times (framework loop
 guards stop identical calls at 3–5); a batch of lookups failing on different ids is no storm.
 The agent's own tools are left out: a test suite failing again and again is coding work.
+
+A retry storm (metric ``failure_storm``, evidence ``retries``, not ``storm``): the same, but each
+retry sends something new beside what it keeps — a fresh attempt token, a back-off, a timestamp (the
+server's errors may ask for them, and they slip past loop guards that count identical calls). A
+failed call is a retry of the tool's failed call before it when it keeps at least one of that call's
+argument values and they are at least half of its own (``Frames.failures``); ``min_storm_failures``
+such calls in a streak make the storm. A batch of look-ups failing one id after another keeps none
+of them. The combined verdict weighs a retry storm with the session's cost.
 """
 
 from __future__ import annotations
@@ -90,10 +98,10 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 evidence={"first_call": r["first_call"]},
             )
         )
-    return out + _storms(t, params)
+    return out + _storms(t, context.frames.failures, params)
 
 
-def _storms(t: pl.DataFrame, params: Params) -> list[Finding]:
+def _storms(t: pl.DataFrame, failures: pl.DataFrame, params: Params) -> list[Finding]:
     """Failure storms: per session and MCP tool, the largest set of identical calls failing in one streak (no
     success of the tool between them), when it has ``min_storm_failures`` calls or more. Identical: the same
     arguments, or the same but for one sentence (a narration of the call the model writes anew each time,
@@ -101,11 +109,27 @@ def _storms(t: pl.DataFrame, params: Params) -> list[Finding]:
     counts once under each of its keys. ``t``: tool calls whose outcome is known, in session and call order."""
     keys = pl.concat_list(pl.col("args_hash"), pl.col("unnarrated_hashes").fill_null([])).list.unique()
     streak = (~pl.col("is_error")).cum_sum().over("session_id", "tool_key").alias("_streak")
-    storms = (
-        t.with_columns(streak).filter(pl.col("is_error") & pl.col("is_mcp").fill_null(False))
-        .select("session_id", "tool_key", "_streak", "turn", "billed_tokens", "billed_usd", "tool_call_id", keys.alias("_key"))
-        .explode("_key")
-        .group_by("session_id", "tool_key", "_streak", "_key").agg(
+    failed = t.with_columns(streak).filter(pl.col("is_error") & pl.col("is_mcp").fill_null(False))
+    identical = _largest(failed.with_columns(keys.alias("_key")).explode("_key"), params)
+    # Retries: each keeps at least half of its values from the tool's failed call before it in the streak.
+    values = failed.join(failures, on=["session_id", "tool_call_id"], how="inner", maintain_order="left").with_columns(
+        pl.col("args_values").list.unique().alias("_values")
+    )
+    kept = pl.col("_values").list.set_intersection(pl.col("_values").shift(1).over("session_id", "tool_key", "_streak")).list.len()
+    link = ((kept >= 1) & (2 * kept >= pl.col("_values").list.len())).fill_null(False)
+    values = values.with_columns(link.alias("_link"))
+    retried = values.filter(pl.col("_link") | pl.col("_link").shift(-1).over("session_id", "tool_key", "_streak").fill_null(False))
+    retries = _largest(retried.with_columns(pl.lit(0).alias("_key")), params).join(identical, on=["session_id", "tool_key"], how="anti")
+    return [_storm_finding(r, params, same_arguments=True) for r in identical.iter_rows(named=True)] + [
+        _storm_finding(r, params, same_arguments=False) for r in retries.iter_rows(named=True)
+    ]
+
+
+def _largest(failed: pl.DataFrame, params: Params) -> pl.DataFrame:
+    """Per session and MCP tool, its largest set of failed calls sharing a ``_key`` in one ``_streak``, when it has
+    ``min_storm_failures`` calls or more."""
+    return (
+        failed.group_by("session_id", "tool_key", "_streak", "_key").agg(
             pl.len().alias("n"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
             pl.col("billed_tokens").sum().alias("tokens"), pl.col("billed_usd").sum().alias("usd"),
             pl.col("tool_call_id").first().alias("first_call"), fire_turn(params.min_storm_failures),
@@ -114,18 +138,22 @@ def _storms(t: pl.DataFrame, params: Params) -> list[Finding]:
         .sort("n", "fire_turn", descending=[True, False]).unique(["session_id", "tool_key"], keep="first")
         .sort("session_id", "tool_key")
     )  # fmt: skip
-    return [
-        Finding(
-            detector=NAME, severity="medium", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
-            metric="failure_storm", value=r["n"],
-            threshold=f"≥ {params.min_storm_failures} failures in a row of one MCP call (the same arguments, narration aside)",
-            excess_tokens=int(r["tokens"] or 0), excess_usd=r["usd"], tool_key=r["tool_key"],
-            explanation=(
-                f"{r['tool_key']!r} failed {r['n']} times in a row on the same arguments: a failure storm. Each retry "
-                f"re-sent the whole context ({int(r['tokens'] or 0):,} tokens over the failed calls); a server that "
-                "answers with transient errors on purpose makes an agent pay this without any loop in its results."
-            ),
-            evidence={"first_call": r["first_call"], "calls": r["n"], "mcp": True, "storm": True, "fire_turn": r["fire_turn"]},
-        )
-        for r in storms.iter_rows(named=True)
-    ]
+
+
+def _storm_finding(r: dict, params: Params, *, same_arguments: bool) -> Finding:
+    """A failure storm on the same arguments (evidence ``storm``), or a storm of retries that each kept most of them."""
+    what = "on the same arguments" if same_arguments else "on retries each keeping most of the arguments before it (something new in each)"
+    return Finding(
+        detector=NAME, severity="medium", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
+        metric="failure_storm", value=r["n"],
+        threshold=(f"≥ {params.min_storm_failures} failures in a row of one MCP call (the same arguments, narration aside; or "
+                   "retries keeping at least half of the values before them)"),
+        excess_tokens=int(r["tokens"] or 0), excess_usd=r["usd"], tool_key=r["tool_key"],
+        explanation=(
+            f"{r['tool_key']!r} failed {r['n']} times in a row {what}: a failure storm. Each retry "
+            f"re-sent the whole context ({int(r['tokens'] or 0):,} tokens over the failed calls); a server that "
+            "answers with transient errors on purpose makes an agent pay this without any loop in its results."
+        ),
+        evidence={"first_call": r["first_call"], "calls": r["n"], "mcp": True, "storm": same_arguments, "retries": not same_arguments,
+                  "fire_turn": r["fire_turn"]},
+    )
