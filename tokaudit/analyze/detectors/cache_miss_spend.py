@@ -150,6 +150,13 @@ def _slow_tools(context: Context, calls: pl.DataFrame, params: Params) -> list[F
 
 def _churn(context: Context, calls: pl.DataFrame, params: Params) -> list[Finding]:
     """Sessions whose warm prompt cache was lost again and again right after MCP calls (see the module docstring)."""
+    # Most sessions lose the cache seldom if ever: only those reading back too little often enough go further.
+    lossy = calls.filter(pl.col("cache_read_tokens") < params.max_churn_read_share * previous("input_total_tokens"))
+    often = lossy.group_by("session_id").len().filter(pl.col("len") >= params.min_churn_losses)
+    if often.is_empty():
+        return []
+    # A filter keeps the requests in session and turn order, which ``previous`` and ``same_context`` read.
+    calls = calls.filter(pl.col("session_id").is_in(often["session_id"].implode()))
     warm = calls.with_columns(
         ((pl.col("ts_utc") - previous("ts_utc")).dt.total_seconds()).alias("gap_s"),
         previous("input_total_tokens").alias("prev_input"),

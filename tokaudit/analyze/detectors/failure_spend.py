@@ -111,7 +111,10 @@ def _storms(t: pl.DataFrame, failures: pl.DataFrame, params: Params) -> list[Fin
     streak = (~pl.col("is_error")).cum_sum().over("session_id", "tool_key").alias("_streak")
     failed = t.with_columns(streak).filter(pl.col("is_error") & pl.col("is_mcp").fill_null(False))
     identical = _largest(failed.with_columns(keys.alias("_key")).explode("_key"), params)
-    # Retries: each keeps at least half of its values from the tool's failed call before it in the streak.
+    # Retries: each keeps at least half of its values from the tool's failed call before it in the streak. Only
+    # streaks long enough to make a storm are compared.
+    long_streaks = failed.group_by("session_id", "tool_key", "_streak").len().filter(pl.col("len") >= params.min_storm_failures)
+    failed = failed.join(long_streaks.drop("len"), on=["session_id", "tool_key", "_streak"], how="semi", maintain_order="left")
     values = failed.join(failures, on=["session_id", "tool_call_id"], how="inner", maintain_order="left").with_columns(
         pl.col("args_values").list.unique().alias("_values")
     )
