@@ -109,3 +109,26 @@ def test_sonnet_4_past_200k_is_billed_whole_at_the_long_context_tier_the_snapsho
     _insert(store, "llm_calls", [_call("claude-sonnet-4-20250514", input_tokens=10, cache_read_tokens=250_000, output_tokens=1000)])
     (row,) = usage_report(store, by="model").rows
     assert row["cost_usd"] == Decimal("0.17256")
+
+
+def test_a_fast_mode_request_is_priced_at_fast_rates_and_unpriced_where_none_is_known(store):
+    """``usage.speed == "fast"`` bills premium rates: the snapshot's fast variant (Opus 4.8, 2x), Anthropic's
+    published 6x for Opus 4.6 (which the snapshot lacks, long-context tier included), and no price at all for a
+    model whose fast rates nobody states — never the standard rate."""
+    _insert(store, "llm_calls", [
+        _call("claude-opus-4-6", call_key="a", input_tokens=10, output_tokens=1000, speed="fast"),
+        _call("claude-opus-4-6", call_key="b", input_tokens=10, output_tokens=1000, speed="standard"),
+        _call("claude-opus-4-6", call_key="c", input_tokens=250_000, output_tokens=1000, speed="fast"),
+        _call("claude-opus-4-8", call_key="d", input_tokens=10, output_tokens=1000, speed="fast"),
+        _call("claude-opus-4-7", call_key="e", input_tokens=10, output_tokens=1000, speed="fast"),
+    ])
+    report = usage_report(store, by="model")
+    rows = {r["model"]: r for r in report.rows}
+    # $30 / $150 per MTok up to 200k input, $60 / $225 above (6x the long-context tier), plus one standard request.
+    assert rows["claude-opus-4-6"]["cost_usd"] == Decimal("0.1503") + Decimal("0.02505") + Decimal("15.225")
+    assert rows["claude-opus-4-8"]["cost_usd"] == Decimal("0.0501")  # $10 / $50
+    assert rows["claude-opus-4-7"]["cost_usd"] is None and rows["claude-opus-4-7"]["unpriced_calls"] == 1
+    assert report.unpriced_models == ["claude-opus-4-7 (fast mode)"]
+    config = parse_config({"pricing": {"overrides": {"claude-opus-4-7 (fast mode)": {"input_mtok": 10, "output_mtok": 50}}}})
+    priced = {r["model"]: r for r in usage_report(store, by="model", config=config).rows}
+    assert priced["claude-opus-4-7"]["cost_usd"] == Decimal("0.0501")

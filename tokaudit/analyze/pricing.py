@@ -9,6 +9,10 @@ history. Rules (see the project's pricing reference):
   (uncached + cache read + cache writes) passes a tier's threshold, *every*
   token of it is billed at that tier (Anthropic's rule, as genai-prices does);
 * a long-context tier the snapshot lacks is added (``_MISSING_LONG_CONTEXT``: Claude Sonnet 4);
+* a request served in Claude's fast mode (``speed = "fast"``) is priced under its own key,
+  ``fast_mode_key(model)``: genai-prices' fast-mode variant where the model has one, else
+  Anthropic's published multiplier where the snapshot lacks it (``_MISSING_FAST_MODE``), else
+  unpriced — never at the standard rate, which would undercount it several times over;
 * 5-minute and 1-hour cache writes priced apart;
 * a model with no price is *unpriced* (cost NULL, listed), never $0;
 * user overrides (``[pricing.overrides."MODEL"]``) win, keyed by the logged id.
@@ -38,7 +42,7 @@ _MTOK = Decimal(1_000_000)
 @lru_cache(maxsize=1)
 def price_source() -> str:
     """The price table's name and version, recorded beside every cost (and keying the price cache); the
-    revision of tokaudit's own additions to it (``_MISSING_LONG_CONTEXT``) too, so that a change re-prices."""
+    revision of tokaudit's own additions to it (``_MISSING_LONG_CONTEXT``, ``_MISSING_FAST_MODE``) too, so that a change re-prices."""
     return f"genai-prices {_installed_version('genai_prices')} + tokaudit tiers {_ADDITIONS_REVISION}"
 
 
@@ -116,20 +120,70 @@ def _probe(model: str, provider: str | None, when: datetime):
     return total
 
 
+# The price key of a request served in fast mode: the logged model id with this suffix. Reports group by
+# the logged id; only the price join and the unpriced list see the key (an override may name it too).
+FAST_MODE_SUFFIX = " (fast mode)"
+_FAST = {"speed": "fast"}
+
+
+def fast_mode_key(model: str) -> str:
+    """The price key of ``model``'s requests served in Claude's fast mode (``usage.speed == "fast"``)."""
+    return model + FAST_MODE_SUFFIX
+
+
 @lru_cache(maxsize=4096)
 def lookup(model: str, provider: str | None, day: date) -> ModelPrice | None:
-    """Price ``model`` as of ``day`` from genai-prices; None when it has no price."""
+    """Price ``model`` (a logged id, or ``fast_mode_key`` of one) as of ``day`` from genai-prices;
+    None when it has no price."""
     from genai_prices import Usage, calc_price
 
+    logged, fast = (model[: -len(FAST_MODE_SUFFIX)], True) if model.endswith(FAST_MODE_SUFFIX) else (model, False)
     when = datetime.combine(day, time(0), tzinfo=timezone.utc)
-    for candidate, prov in _candidates(model, provider):
+    for candidate, prov in _candidates(logged, provider):
         try:
             calc = calc_price(Usage(input_tokens=PROBE_TOKENS), candidate, provider_id=prov, genai_request_timestamp=when)
         except (LookupError, ValueError):
             continue
         tiers = _with_missing_tier(calc.model.id, _tiers_of(calc.model_price, candidate, prov, when))
+        if fast:
+            tiers = _fast_mode_tiers(calc, when, tiers)
+            if tiers is None:
+                return None
         return ModelPrice(model, provider, calc.model.id, calc.provider.id, price_source(), tiers)
     return None
+
+
+# Fast-mode prices Anthropic publishes that the genai-prices snapshot (0.2.3) lacks, as a multiple of the
+# standard rates of the request's tier: Claude Opus 4.6 in fast mode bills 6x every standard rate, the
+# long-context tier's included ($30/$150 per MTok up to 200k input, $60/$225 above), cache multipliers on top
+# (platform.claude.com/docs/en/build-with-claude/fast-mode).
+_MISSING_FAST_MODE = {"claude-opus-4-6": Decimal(6)}
+
+
+def _fast_mode_tiers(calc, when: datetime, standard: tuple[PriceTier, ...]) -> tuple[PriceTier, ...] | None:
+    """A fast-mode request's tiers: the snapshot's fast variant, a published multiplier, or None (unpriced)."""
+    from genai_prices import Usage
+
+    variants = getattr(calc.model, "price_variants", None) or ()
+    if any(v.when == _FAST and (v.constraint is None or v.constraint.active(when)) for v in variants):
+        fast_price = calc.model.get_prices(when, _FAST)
+
+        # Priced by the variant itself: genai-prices drops a price context when it falls back to another provider.
+        def total(**usage: int) -> Decimal:
+            return fast_price.calc_price(Usage(**usage))["total_price"]
+
+        return _probed_tiers(fast_price, total)
+    factor = _MISSING_FAST_MODE.get(calc.model.id)
+    if factor is None:
+        return None
+    return tuple(
+        PriceTier(
+            above_input_tokens=t.above_input_tokens, input_mtok=t.input_mtok * factor, cache_read_mtok=t.cache_read_mtok * factor,
+            cache_write_5m_mtok=t.cache_write_5m_mtok * factor, cache_write_1h_mtok=t.cache_write_1h_mtok * factor,
+            output_mtok=t.output_mtok * factor, web_search_request_usd=t.web_search_request_usd,
+        )
+        for t in standard
+    )
 
 
 _TIERS_BY_PRICE: dict[int, tuple[object, tuple[PriceTier, ...]]] = {}
@@ -139,7 +193,7 @@ _TIERS_BY_PRICE: dict[int, tuple[object, tuple[PriceTier, ...]]] = {}
 # input, cache reads and writes at 2× their base rates, output at 1.5×, as the snapshot's Sonnet 4.5 tier does.
 # A request of more than 200k input is only possible with that window, so the tier applies to every such one.
 _MISSING_LONG_CONTEXT = {"claude-sonnet-4-0": (200_000, Decimal(2), Decimal("1.5"))}
-_ADDITIONS_REVISION = 1  # raise with any change to the additions above
+_ADDITIONS_REVISION = 2  # raise with any change to the additions (long-context tiers, fast-mode multipliers)
 
 
 def _with_missing_tier(price_model_id: str, tiers: tuple[PriceTier, ...]) -> tuple[PriceTier, ...]:
@@ -158,17 +212,21 @@ def _with_missing_tier(price_model_id: str, tiers: tuple[PriceTier, ...]) -> tup
 
 def _tiers_of(model_price, model: str, provider: str | None, when: datetime) -> tuple[PriceTier, ...]:
     """Probe a price's tiers once per distinct genai-prices price object (most models have one for all dates)."""
-    from genai_prices.types import TieredPrices
-
     cached = _TIERS_BY_PRICE.get(id(model_price))
     if cached is not None and cached[0] is model_price:
         return cached[1]
-    starts = sorted({tier.start for value in vars(model_price).values() if isinstance(value, TieredPrices) for tier in value.tiers})
-    total = _probe(model, provider, when)
-    web_kcount = getattr(model_price, "web_searches_kcount", None) or Decimal(0)
-    tiers = tuple(_tier(total, above, web_kcount) for above in [-1, *starts])
+    tiers = _probed_tiers(model_price, _probe(model, provider, when))
     _TIERS_BY_PRICE[id(model_price)] = (model_price, tiers)
     return tiers
+
+
+def _probed_tiers(model_price, total) -> tuple[PriceTier, ...]:
+    """A genai-prices price's tiers (its base one and one per long-context threshold), probed with ``total``."""
+    from genai_prices.types import TieredPrices
+
+    starts = sorted({tier.start for value in vars(model_price).values() if isinstance(value, TieredPrices) for tier in value.tiers})
+    web_kcount = getattr(model_price, "web_searches_kcount", None) or Decimal(0)
+    return tuple(_tier(total, above, web_kcount) for above in [-1, *starts])
 
 
 def _clean(rate: Decimal) -> Decimal:

@@ -17,7 +17,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from tokaudit.analyze.pricing import price_rows, price_source
+from tokaudit.analyze.pricing import FAST_MODE_SUFFIX, price_rows, price_source
 from tokaudit.config import Config
 from tokaudit.errors import TokauditError
 from tokaudit.store.engine import Store
@@ -77,10 +77,16 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (float(v) if isinstance(v, Decimal) else v.isoformat() if isinstance(v, date) else v) for k, v in row.items()}
 
 
+# The key a request is priced under (``pricing.fast_mode_key``): its model, or for a request Claude
+# served in fast mode its model marked so, which has prices of its own.
+PRICE_MODEL_SQL = f"CASE WHEN c.speed = 'fast' THEN c.model || '{FAST_MODE_SUFFIX}' ELSE c.model END"
+
+
 def _calls_sql(relation: str, local: str, where: str) -> str:
     # Local time decides the day a request belongs to (--tz); pricing uses the UTC day.
     return f"""
         SELECT c.*,
+               {PRICE_MODEL_SQL} AS price_model,
                {local} AS ts_local,
                CAST(c.ts_utc AS DATE) AS price_day,
                c.input_tokens + c.cache_read_tokens + c.cache_write_5m_tokens + c.cache_write_1h_tokens AS input_total_tokens
@@ -178,7 +184,9 @@ def pricing_ctes(
     where, params = _window(since, until, local)
     where, params = f"({where}) AND ({scope[0]})", [*params, *scope[1]]
     relation = dedup_relation(store)
-    found = store.duck.execute(f"SELECT DISTINCT model, provider, CAST(ts_utc AS DATE) FROM {relation} WHERE {where}", params).fetchall()
+    found = store.duck.execute(
+        f"SELECT DISTINCT {PRICE_MODEL_SQL}, provider, CAST(ts_utc AS DATE) FROM {relation} AS c WHERE {where}", params
+    ).fetchall()
     keys = [(m, p, d) for m, p, d in found if d is not None]
     extra, unpriced = _prepare_prices(store, config, keys)
     # A request without a timestamp cannot be priced (prices change over time): its model is unpriced too.
@@ -218,7 +226,7 @@ def pricing_ctes(
 # Joins a row of ``bucketed`` (or tokens summed per bucket) to ``m.tier``, its model's tier.
 TIER_JOIN = """
     LEFT JOIN tier_map AS m
-      ON m.model = c.model AND m.provider = coalesce(c.provider, '') AND m.price_day = c.price_day AND m.bucket = c.tier_bucket
+      ON m.model = c.price_model AND m.provider = coalesce(c.provider, '') AND m.price_day = c.price_day AND m.bucket = c.tier_bucket
 """
 
 
@@ -231,7 +239,7 @@ def _tier_thresholds(store: Store, extra: list[list[Any]]) -> list[int]:
 # Joins a row of ``tiered`` (or tokens summed per model, provider, day and tier) to its rates ``p``.
 PRICE_JOIN = """
     LEFT JOIN prices AS p
-      ON p.model = c.model AND p.provider = coalesce(c.provider, '') AND p.price_day = c.price_day AND p.above_input_tokens = c.tier
+      ON p.model = c.price_model AND p.provider = coalesce(c.provider, '') AND p.price_day = c.price_day AND p.above_input_tokens = c.tier
 """
 # What a row's input cost (all four kinds), and all it cost; NULL when its model has no rates.
 INPUT_COST_SQL = """(
@@ -302,7 +310,7 @@ def usage_report(
                         any_value(agent) AS agent, any_value(subagent_type) AS subagent_type
                  FROM sessions GROUP BY session_id),
         grouped AS (
-            SELECT {key_expr} AS k, c.model, c.provider, c.price_day, c.tier_bucket,
+            SELECT {key_expr} AS k, c.price_model, c.provider, c.price_day, c.tier_bucket,
                    sum(c.input_tokens) AS input_tokens,
                    sum(c.cache_write_5m_tokens) AS cache_write_5m_tokens,
                    sum(c.cache_write_1h_tokens) AS cache_write_1h_tokens,
