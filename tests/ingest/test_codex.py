@@ -58,15 +58,23 @@ def test_counter_reset_uses_the_events_own_last_usage():
     assert (second["input_tokens"], second["output_tokens"]) == (300, 20)
 
 
-def test_fork_replay_burst_is_skipped_but_moves_the_baseline():
+def fork(*replayed):
+    """A subagent rollout's head: the child's and the parent's session_meta, then ``replayed`` lines
+    (``codex_line`` arguments without the time), all stamped with the fork's one second."""
     spawn = {"subagent": {"thread_spawn": {"parent_thread_id": "parent-1"}}}
     burst = "2026-03-10T11:00:00.{:03d}Z"
+    head = [meta("child-1", spawn, ts=burst.format(0)), meta("parent-1", ts=burst.format(1))]
+    return head + [codex_line(*line, burst.format(i + 2)) for i, line in enumerate(replayed)]
+
+
+def replayed_tokens(totals):
+    line = codex_tokens(totals)
+    return line["type"], line["payload"]
+
+
+def test_fork_replay_burst_is_skipped_but_moves_the_baseline():
     r = parse(
-        meta("child-1", spawn, ts=burst.format(0)),
-        meta("parent-1", ts=burst.format(1)),
-        codex_line("turn_context", {"model": "gpt-5-codex"}, burst.format(2)),
-        codex_tokens((4000, 0, 100, 0), ts=burst.format(3)),
-        codex_tokens((9000, 0, 300, 0), ts=burst.format(4)),
+        *fork(("turn_context", {"model": "gpt-5-codex"}), replayed_tokens((4000, 0, 100, 0)), replayed_tokens((9000, 0, 300, 0))),
         model(ts="2026-03-10T11:00:05.000Z"),
         codex_tokens((9700, 0, 350, 0), ts="2026-03-10T11:00:06.000Z"),
     )
@@ -75,6 +83,16 @@ def test_fork_replay_burst_is_skipped_but_moves_the_baseline():
     assert r.skipped["fork-replay"] == 3 and r.skipped["fork-parent-meta"] == 1
     (session,) = r.sessions.values()
     assert session["parent_session_id"] == "codex:parent-1"
+
+
+def test_a_fork_that_sets_no_model_of_its_own_goes_on_with_the_replayed_one():
+    r = parse(
+        *fork(("turn_context", {"model": "gpt-5-codex"}), replayed_tokens((4000, 0, 100, 0))),
+        codex_tokens((9700, 0, 350, 0), ts="2026-03-10T11:00:06.000Z"),
+    )
+    (call,) = r.llm_calls.values()
+    assert (call["input_tokens"], call["model"]) == (5700, "gpt-5-codex")
+    assert r.skipped["fork-replay"] == 2
 
 
 def test_tool_calls_outputs_and_the_request_that_asked_for_them():

@@ -50,6 +50,26 @@ def test_ingesting_twice_changes_nothing(store, logs):
     assert snapshot(store) == before
 
 
+def test_files_an_older_parser_read_are_read_again_once_and_give_the_same_rows(store, logs, monkeypatch):
+    """A parser fix (its revision raised) re-reads that format's files, unchanged or not, once; the rows of a
+    fix that changes nothing stay the same, and the other formats' files are not touched."""
+    import tokaudit.ingest as formats
+
+    ingest_paths(store, [logs])
+    before = snapshot(store)
+    codex_files = store.duck.execute("SELECT count(*) FROM sources WHERE format = 'codex'").fetchone()[0]
+    monkeypatch.setitem(formats._REVISIONS, "codex", formats.parser_revision("codex") + 1)
+    again = ingest_paths(store, [logs])
+    assert codex_files > 0
+    assert (again.files_reparsed, again.files_replaced, again.files_unchanged) == (codex_files, codex_files, 8 - codex_files)
+    after = snapshot(store)
+    assert {t: rows for t, rows in after.items() if t != "sources"} == {t: rows for t, rows in before.items() if t != "sources"}
+    revisions = dict(store.duck.execute(f"SELECT format, max(json_extract_string(parser_state, '$.{formats.REVISION_KEY}')) FROM sources GROUP BY ALL").fetchall())
+    assert revisions["codex"] == str(formats.parser_revision("codex")) and revisions["claude-code"] == "1"
+    third = ingest_paths(store, [logs])
+    assert third.files_unchanged == 8 and third.lines_read == 0
+
+
 def test_appending_lines_adds_exactly_those(tmp_path, logs, db_path):
     session = next((logs / "claude-code").rglob("*.jsonl"))
     full = session.read_bytes()

@@ -34,6 +34,18 @@ _FORMATS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 }
 _MODULES = {name: module for name, (module, _, _) in _FORMATS.items()}
 
+# A parser's revision, raised when a fix changes what it makes of lines it has read before: the next
+# ingest reads that format's files again, whole, replacing their rows, so a store gets the fix without
+# being rebuilt. Unlisted formats are at revision 1. Codex 2: a fork's replayed model carries over.
+_REVISIONS = {"codex": 2}
+# Where a file's parser revision is kept: in its ``sources.parser_state`` (JSON), beside the parser's own state.
+REVISION_KEY = "_parser_revision"
+
+
+def parser_revision(fmt: str) -> int:
+    """The revision of format ``fmt``'s parser (see ``_REVISIONS``)."""
+    return _REVISIONS.get(fmt, 1)
+
 
 def file_patterns() -> tuple[set[str], set[str]]:
     """(names any format reads, names of sidecar files that are not logs), without importing a parser."""

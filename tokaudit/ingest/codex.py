@@ -31,8 +31,8 @@ Older rollouts (before the envelope) start with a ``{"id", "timestamp",
 ``record_type: "state"`` markers; they logged no token counts, so they give a
 session and tool calls, never model requests.
 
-The model is the latest ``turn_context.model`` (or ``info.model``); rows before
-any is known have a NULL model (shown as unpriced). Function, custom and web-search tool calls
+The model is the latest ``turn_context.model`` (or ``info.model``), a fork's replayed
+ones included; rows before any is known have a NULL model (shown as unpriced). Function, custom and web-search tool calls
 become tool calls; ``compacted`` / ``context_compacted`` become events.
 
 A tool call's error flag and run time come only from what Codex wrote itself: the header above a
@@ -324,11 +324,15 @@ def _use_line(result: ParseResult, line: Line, env: Envelope, path: str) -> str 
     if env.type == "session_meta":
         return _session_meta_line(result, env, ts, path)
     if _in_fork_replay(st, ts):
+        # Replayed totals still move the baseline the child's own calls are measured from, and the
+        # replayed model is the latest one known: a child that sets none of its own goes on with it.
         if env.type == "event_msg":
-            # Replayed totals still move the baseline the child's own calls are measured from.
             event = _event_msg.decode(env.payload)
             if event.type == "token_count" and event.info and event.info.total_token_usage:
                 st["totals"] = [getattr(event.info.total_token_usage, f) for f in _TOTAL_FIELDS]
+                st["model"] = event.info.model or st.get("model")
+        elif env.type == "turn_context":
+            st["model"] = _turn_context.decode(env.payload).model or st.get("model")
         return "fork-replay"
     session_id = _session_id(st, path)
     if ts is not None and result.seen_session(session_id, ts) is None:

@@ -6,7 +6,8 @@ Per file, one of:
 * **new** — never seen: sniffed, parsed from byte 0;
 * **grown** — same head bytes, larger: parsed from the stored byte offset with the
   parser state saved last time, so a live log is read once, in pieces;
-* **replaced** — head changed or file shrank: its old rows are deleted and it is
+* **replaced** — head changed or file shrank, or read by an older revision of its
+  format's parser (``ingest.parser_revision``): its old rows are deleted and it is
   parsed again from byte 0;
 * whole-document formats (a trajectory that is one JSON value, ``WHOLE_FILE``
   in the format module) cannot be resumed mid-way: a changed one is replaced.
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from tokaudit.config import DEFAULT_MAX_LINE_BYTES
 from tokaudit.errors import UnknownFormatError
-from tokaudit.ingest import SNIFF_BYTES, get_format, sniff_format
+from tokaudit.ingest import REVISION_KEY, SNIFF_BYTES, get_format, parser_revision, sniff_format
 from tokaudit.ingest.base import Line, ParseResult, Problem
 from tokaudit.ingest.discover import Discovery, resolve_files
 from tokaudit.ingest.reader import COMPRESSED_SUFFIX, CompressedLog, ReadState, iter_lines, line_separator, logical_path, open_log
@@ -259,7 +260,8 @@ def plan(store: Store, files: Sequence[str], summary: IngestSummary, final: bool
     known = {
         row[0]: row
         for row in store.duck.execute(
-            "SELECT path, source_id, format, size_bytes, mtime_ns, head_bytes, head_sha256, byte_offset, parser_state, lines_read "
+            "SELECT path, source_id, format, size_bytes, mtime_ns, head_bytes, head_sha256, byte_offset, parser_state, lines_read, "
+            f"coalesce(TRY_CAST(json_extract_string(parser_state, '$.{REVISION_KEY}') AS INTEGER), 1) "
             "FROM sources"
         ).fetchall()
     }
@@ -274,7 +276,12 @@ def plan(store: Store, files: Sequence[str], summary: IngestSummary, final: bool
         if row is None:
             works.append(FileWork(path, "new", st.st_size, st.st_mtime_ns))
             continue
-        _, source_id, fmt, size, mtime_ns, head_bytes, head_sha, offset, state, lines_read = row
+        _, source_id, fmt, size, mtime_ns, head_bytes, head_sha, offset, state, lines_read, revision = row
+        if fmt != "unknown" and revision != parser_revision(fmt):
+            # Read by an older parser of its format: read again whole, changed or not.
+            summary.files_reparsed += 1
+            works.append(FileWork(path, "replaced", st.st_size, st.st_mtime_ns, None, source_id))
+            continue
         # A file that failed last time (unreadable, unknown format) is tried again on every run:
         # a chmod does not change its mtime, and it must not stay silently skipped.
         compressed = path.endswith(COMPRESSED_SUFFIX)
@@ -297,11 +304,18 @@ def plan(store: Store, files: Sequence[str], summary: IngestSummary, final: bool
                 kind = "replaced"  # parse_file will record why it cannot be read
         if kind == "grown":
             works.append(
-                FileWork(path, kind, st.st_size, st.st_mtime_ns, fmt, source_id, offset, lines_read + 1, json.loads(state))
+                FileWork(path, kind, st.st_size, st.st_mtime_ns, fmt, source_id, offset, lines_read + 1, _parser_state(state))
             )
         else:
             works.append(FileWork(path, kind, st.st_size, st.st_mtime_ns, None, source_id))
     return works
+
+
+def _parser_state(saved: str) -> dict[str, Any]:
+    """A grown file's parser state as its parser left it (without the revision the store keeps beside it)."""
+    state = json.loads(saved)
+    state.pop(REVISION_KEY, None)
+    return state
 
 
 def ingest_paths(

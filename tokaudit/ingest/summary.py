@@ -22,6 +22,7 @@ class IngestSummary:
     files_new: int = 0
     files_grown: int = 0
     files_replaced: int = 0
+    files_reparsed: int = 0  # of the replaced: unchanged files read again because their parser was fixed
     files_unchanged: int = 0
     files_failed: int = 0
     files_not_a_log: int = 0  # .json files no format recognises (skipped, not problems)
@@ -56,6 +57,7 @@ class IngestSummary:
                 "new": self.files_new,
                 "grown": self.files_grown,
                 "replaced": self.files_replaced,
+                "reparsed": self.files_reparsed,
                 "unchanged": self.files_unchanged,
                 "failed": self.files_failed,
                 "not_a_log": self.files_not_a_log,
@@ -90,6 +92,7 @@ def summary_lines(summary: IngestSummary) -> list[str]:
     lines = [
         f"files: {f.files_new} new, {f.files_grown} grown, {f.files_replaced} replaced, "
         f"{f.files_unchanged} unchanged, {f.files_failed} failed"
+        + (f" ({f.files_reparsed} replaced as tokaudit reads their format better now)" if f.files_reparsed else "")
         + (f", {f.files_not_a_log} .json not a log (skipped)" if f.files_not_a_log else ""),
         f"lines: {f.lines_read:,} read = {f.lines_ok:,} used + {f.lines_skipped:,} skipped by rule + {f.lines_problem:,} problems"
         + (f"; {f.lines_pending} partial last line(s) left for the next run" if f.lines_pending else ""),

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import sqlalchemy as sa
 
+from tokaudit.ingest import REVISION_KEY, parser_revision
 from tokaudit.ingest.base import TOOL_DEF_KEY, merge_llm_call, merge_session, merge_tool_call, merge_tool_def, utc_now
 from tokaudit.store import tables
 from tokaudit.store.queries import fetch_dicts
@@ -279,6 +280,7 @@ def _source_row(store: Store, o: FileOutcome, source_id: int, now: Any) -> dict[
         "lines_skipped": counts[2],
         "lines_problem": counts[3],
         "skipped_by_rule": json.dumps(dict(sorted(skipped.items()))),
-        "parser_state": json.dumps(r.state, default=str),
+        # The parser's revision beside its state: a later tokaudit whose parser was fixed reads the file again.
+        "parser_state": json.dumps({**r.state, REVISION_KEY: parser_revision(o.format)}, default=str),
         "ingested_at_utc": now,
     }
