@@ -26,6 +26,16 @@ def test_one_request_on_several_lines_counts_once_keeping_the_max():
     assert r.tool_calls["toolu_1"]["call_key"] == "claude:msg_1:req_1"
 
 
+def test_content_blocks_of_a_response_without_request_id_count_once():
+    r = parse(
+        claude_assistant(req=None, out=40, version="1.0.30", blocks=[{"type": "text", "text": "a"}]),
+        claude_assistant(req=None, out=40, version="1.0.30", blocks=[{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}]),
+        claude_assistant("msg_2", req=None, out=7, version="1.0.30"),
+    )
+    assert sorted(r.llm_calls) == ["claude:msg_1:", "claude:msg_2:"]
+    assert r.llm_calls["claude:msg_1:"]["output_tokens"] == 40
+
+
 def test_cache_ttl_split_and_missing_split():
     r = parse(
         claude_assistant("m1", "r1", cw=300, cache_creation=False),

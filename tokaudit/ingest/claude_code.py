@@ -20,7 +20,10 @@ false; so is the rest when the split sums to less than the total); ``output_toke
 Dedup key: ``claude:<message.id>:<requestId>``. Claude Code writes one line per
 content block, each repeating the same usage; the line with the most tokens
 wins (earlier lines can hold a streaming placeholder for output_tokens,
-ccusage#901). A line without ``message.id`` cannot be deduplicated: it is kept
+ccusage#901). A line with a ``message.id`` and no ``requestId`` (versions that
+wrote none) is keyed on the message id alone: its content blocks are still one
+response (ccusage 20.0.24 counts each such line, so its totals are higher
+there). A line without ``message.id`` cannot be deduplicated: it is kept
 under a per-line key and flagged with a ``no_dedup_key`` event.
 
 Quirks handled:
