@@ -53,6 +53,17 @@ def test_any_change_takes_the_normal_path(db_path, logs):
     assert ingest_db(db_path, [logs]).files_unchanged == 6
 
 
+def test_a_fixed_parser_takes_the_normal_path_and_reads_its_files_again(db_path, logs, monkeypatch):
+    import tokaudit.ingest as formats
+
+    ingest_db(db_path, [logs])
+    assert ingest_db(db_path, [logs]).files_unchanged == 5
+    monkeypatch.setitem(formats._REVISIONS, "claude-code", formats.parser_revision("claude-code") + 1)
+    again = ingest_db(db_path, [logs])
+    assert (again.files_reparsed, again.files_unchanged) == (5, 0) and again.lines_read > 0
+    assert ingest_db(db_path, [logs]).files_unchanged == 5
+
+
 def test_another_writer_invalidates_the_snapshot(db_path, logs, tmp_path):
     ingest_db(db_path, [logs])
     other = tmp_path / "other.jsonl"

@@ -47,6 +47,11 @@ def parser_revision(fmt: str) -> int:
     return _REVISIONS.get(fmt, 1)
 
 
+def parser_revisions() -> dict[str, int]:
+    """Every format's parser revision."""
+    return {fmt: parser_revision(fmt) for fmt in _MODULES}
+
+
 def file_patterns() -> tuple[set[str], set[str]]:
     """(names any format reads, names of sidecar files that are not logs), without importing a parser."""
     wanted = {p for _, patterns, _ in _FORMATS.values() for p in patterns}

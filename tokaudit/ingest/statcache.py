@@ -5,7 +5,8 @@ it: the size and mtime of every source file it has stored, and the size and
 mtime of the database file itself once closed. The next ingest first walks
 and stats the requested files; when every one of them is in the snapshot with
 the same size and mtime (and none had failed), and the database file is
-exactly as the snapshot left it, there is nothing to read and the run reports
+exactly as the snapshot left it, and the parsers are those that read the files
+(``ingest.parser_revisions``), there is nothing to read and the run reports
 all files unchanged without importing DuckDB (~0.25 s) or opening the
 database. Any difference — a changed file, a new file, another writer having
 touched the database, a missing or unreadable snapshot — falls back to the
@@ -20,11 +21,12 @@ from pathlib import Path
 
 import msgspec
 
+from tokaudit.ingest import parser_revisions
 from tokaudit.ingest.discover import Discovery
 from tokaudit.ingest.summary import IngestSummary
 
 SNAPSHOT_SUFFIX = ".files"
-_VERSION = 1
+_VERSION = 2
 
 
 class Snapshot(msgspec.Struct):
@@ -32,6 +34,7 @@ class Snapshot(msgspec.Struct):
     db_size_bytes: int
     db_mtime_ns: int
     files: dict[str, tuple[int, int]]  # path -> (size_bytes, mtime_ns) of files ingested without failure
+    parser_revisions: dict[str, int]  # format -> revision of the parser that read its files
 
 
 def snapshot_path(db_path: str) -> Path:
@@ -45,7 +48,7 @@ def save(db_path: str, sources: list[tuple[str, int, int, str]]) -> None:
     except OSError:
         return
     files = {path: (size, mtime) for path, size, mtime, fmt in sources if fmt != "unknown"}
-    data = msgspec.json.encode(Snapshot(_VERSION, st.st_size, st.st_mtime_ns, files))
+    data = msgspec.json.encode(Snapshot(_VERSION, st.st_size, st.st_mtime_ns, files, parser_revisions()))
     target = snapshot_path(db_path)
     tmp = target.with_name(target.name + ".tmp")
     try:
@@ -64,6 +67,8 @@ def unchanged_summary(db_path: str, found: Discovery) -> IngestSummary | None:
         return None
     if snap.version != _VERSION or (st.st_size, st.st_mtime_ns) != (snap.db_size_bytes, snap.db_mtime_ns):
         return None
+    if snap.parser_revisions != parser_revisions():
+        return None  # a fixed parser: the normal path reads its format's files again
     if os.path.exists(db_path + ".wal"):
         return None  # uncommitted-to-file changes: let DuckDB replay them
     known = snap.files
