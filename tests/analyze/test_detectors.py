@@ -1896,3 +1896,40 @@ def test_a_few_subagents_sharing_a_file_or_many_without_a_server_between_are_no_
     assert not f.evidence["mcp"] and f.tool_key == "Read" and "a workflow of the agent's own" in f.explanation
     for s in (few, own):
         assert not by(findings, "economic_dos", s[0].session_id)
+
+
+def test_long_arguments_a_server_has_written_to_its_tools_in_turn_or_between_the_agents_work_are_inflation():
+    """A linter server whose validate and autofix tools each take the whole spec, in turn, makes no run of one tool;
+    nor does an attestation tool called with the whole file after each edit. Across the server's calls the long
+    arguments are inflation, and with the session's cost a verdict. The same tools given an id, and a page writer's
+    tools (their arguments are the work), are not."""
+    spec = {"openapi": "3.1.0", "paths": {f"/v1/items/{k}": {"get": {"summary": f"Read item {k} with its owners and tags"}} for k in range(40)}}
+    cycle, ids, pages, attest = (Session(f"claude-code:{name}") for name in ("lint-cycle", "lint-ids", "pages", "attest"))
+    module = "\n".join(f"def handler_{k}(event):\n    return route(event, {k})" for k in range(60))
+    for k in range(8):
+        spec["paths"][f"/v1/items/{k}"]["get"]["operationId"] = f"readItem{k}"
+        body = json.dumps({"spec": spec, "ruleset": "strict"})
+        cycle.turn(tools=[("speclint/validate_spec", body, f'{{"violations": [{{"rule": "operation-id", "path": "/v1/items/{k + 1}"}}]}}')],
+                   output_tokens=len(body) // 4)
+        cycle.turn(tools=[("speclint/apply_autofix", body, '{"status": "patched"}')], output_tokens=len(body) // 4)
+        name = ("billing", "orders", "users", "search", "ledger", "media", "quotes", "alerts")[k]
+        ids.turn(tools=[("speclint/validate_spec", json.dumps({"spec": f"specs/{name}.yaml"}), '{"violations": []}')])
+        ids.turn(tools=[("speclint/apply_autofix", json.dumps({"spec": f"specs/{name}.yaml"}), '{"status": "patched"}')])
+        page = json.dumps({"title": f"Chapter {k}", "content": module})
+        pages.turn(tools=[("notion/create_page", page, "created")], output_tokens=len(page) // 4)
+        pages.turn(tools=[("notion/update_page", page, "updated")], output_tokens=len(page) // 4)
+        attest.turn(tools=[("Edit", json.dumps({"file_path": "/srv/app.py", "old_string": f"route(event, {k})", "new_string": "x"}), "ok")])
+        attest.turn(tools=[("Bash", '{"command": "pytest -q"}', "12 passed")])
+        excerpt = json.dumps({"path": "/srv/app.py", "excerpt": module.replace(f"route(event, {k})", "x")})
+        attest.turn(tools=[("licence-guard/attest", excerpt, "attested")], output_tokens=len(excerpt) // 4)
+    for s in (cycle, ids, pages, attest):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30, turns=12), cycle, ids, pages, attest)
+    for s in (cycle, attest):
+        (inflated,) = by(findings, "argument_inflation", s.session_id)
+        assert inflated.evidence["across_tools"] and inflated.value >= 1000
+        assert "speclint" in inflated.explanation or "licence-guard" in inflated.explanation
+        (verdict,) = by(findings, "economic_dos", s.session_id)
+        assert "argument_inflation" in verdict.evidence["detectors"]
+    for s in (ids, pages):
+        assert not by(findings, "argument_inflation", s.session_id) and not by(findings, "economic_dos", s.session_id)

@@ -95,7 +95,8 @@ def fire_turn(calls: int) -> pl.Expr:
     return pl.col("turn").sort().get(pl.min_horizontal(pl.len() - 1, pl.lit(max(calls - 1, 0)))).alias("fire_turn")
 
 
-_RUN_LENGTHS = {"run_id": "run_len", "skel_run_id": "skel_run_len", "steer_chain_id": "steer_chain_len", "relay_walk_id": "relay_walk_len"}
+_RUN_LENGTHS = {"run_id": "run_len", "skel_run_id": "skel_run_len", "steer_chain_id": "steer_chain_len", "relay_walk_id": "relay_walk_len",
+                "server_run_id": "server_run_len"}
 
 
 def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:

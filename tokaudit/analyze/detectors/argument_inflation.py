@@ -10,6 +10,13 @@ restating). Short arguments never count, however many: a long pagination or
 batch run writes little per call, and a request that only calls a tool always
 has arguments as most of its output.
 
+The same total and share are measured across an MCP server's calls in a session
+(consecutive among its MCP calls, the agent's own calls between them aside) where
+no run of one tool shows them: a server whose tools take the whole document in
+turn (validate, autofix, validate …), or whose one tool wants it after every step
+of the agent's own work. Only its tools that are not writers count (evidence
+``across_tools``).
+
 A run of an MCP tool — a content writer too — in which the model sent its long
 arguments again ≥ ``min_resent_calls`` times (``resent``: the previous call's
 values, whole or grown by a field) for a short answer (a rejection, a receipt:
@@ -55,34 +62,100 @@ class Params:
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
+    requests = context.frames.calls.select(pl.col("call_hash").alias("request_hash"), "output_tokens")
     # Only runs long enough can fire: drop the rest before the join with the requests (on the request's
     # integer key, ``request_hash``, not on session and turn).
-    tools = context.tools.filter(pl.col("run_len") >= params.min_calls).join(
-        context.frames.calls.select(pl.col("call_hash").alias("request_hash"), "output_tokens"), on="request_hash", how="left"
-    ).with_columns(
+    found = _inflated(_with_share(context.tools.filter(pl.col("run_len") >= params.min_calls), requests), "run_id", params)
+    servers = _server_runs(context.tools, params)
+    if not servers.is_empty():
+        # Only what no run of one tool already showed: a server's tools taking turns, or its calls spread
+        # between the agent's own work.
+        spread = (pl.col("tools") >= 2) | (pl.col("tool_runs") >= 2)
+        inflated = _inflated(_with_share(servers, requests), "server_run_id", params).filter(spread)
+        if not found.is_empty():
+            # A server whose one tool's run already shows it is reported once.
+            shown = found.select("session_id", pl.col("tool_key").str.replace(r"/.*$", "").alias("_server")).unique()
+            inflated = inflated.with_columns(pl.col("tool_key").str.replace(r"/.*$", "").alias("_server")).join(
+                shown, on=["session_id", "_server"], how="anti").drop("_server")
+        found = pl.concat([found, inflated.drop("tools", "tool_runs")], how="diagonal_relaxed") if not found.is_empty() else inflated
+    return [
+        chain_finding(
+            context, run, detector=NAME, metric="run_args_tokens", value=run["long_args_tokens"],
+            threshold=f"≥ {params.min_args_tokens:,} argument tokens over ≥ {params.min_calls} calls of ≥ {params.min_call_args_tokens} each, "
+            f"growth ≥ {params.min_growth}×, or such arguments ≥ {params.min_args_share:.0%} of output on ≥ {params.min_calls} requests; "
+            f"or a repair loop: ≥ {params.min_resent_calls} calls re-sending the previous call's arguments of ≥ "
+            f"{params.min_resent_call_args_tokens} tokens, each answered in ≤ {params.max_resent_result_share:.0%} of that",
+            what=_what(run),
+            extra={"growth": run["growth"], "high_share_calls": run["high_share_calls"], "resent_calls": run["resent_calls"],
+                   "repair": run["repair"], "across_tools": run.get("server_run_id") is not None},
+        )
+        for run in found.sort("session_id", "first_turn").iter_rows(named=True)
+    ]
+
+
+def _with_share(tools: pl.DataFrame, requests: pl.DataFrame) -> pl.DataFrame:
+    """``tools`` with ``_share``: each call's arguments as a share of its request's output tokens."""
+    return tools.join(requests, on="request_hash", how="left").with_columns(
         # No request behind the call (an aggregate-only log): the share of output is unknown, not 100 %.
         pl.when(pl.col("output_tokens").is_not_null())
         .then(pl.col("args_tokens") / pl.max_horizontal(pl.col("output_tokens"), pl.lit(1)))
         .alias("_share")
     )
-    runs = run_groups(tools, "run_id", params.min_calls)
+
+
+def _server_runs(tools: pl.DataFrame, params: Params) -> pl.DataFrame:
+    """A session's MCP calls in runs of one server (``server_run_id``, ``server_run_len``): consecutive among its
+    MCP calls, the agent's own calls between them aside, with how many tools and runs of one tool each spans.
+    A server whose schema has the model write a long argument to one tool, then another, in turn (validate,
+    fix, validate …), or after every step of the agent's own work, makes no run of one tool; it makes one of these."""
+    is_mcp = pl.col("is_mcp") & pl.col("mcp_server").is_not_null()
+    # Only sessions where a server was sent long arguments by enough of its non-writing calls can fire: found on
+    # four columns first, so that the whole frame is filtered once, to those sessions.
+    long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~pl.col("tool_key").str.contains(CONTENT_TOOLS)
+    candidates = (
+        tools.select("session_id", "mcp_server", "tool_key", "args_tokens", "is_mcp").filter(is_mcp & long_args)
+        .group_by("session_id", "mcp_server").len().filter(pl.col("len") >= params.min_calls)
+    )
+    mcp = tools.filter(is_mcp & pl.col("session_id").is_in(candidates["session_id"].unique().implode())).select(
+        pl.exclude("run_id", "run_len"), pl.col("run_id").alias("_tool_run")
+    )
+    if mcp.is_empty():
+        return mcp
+    new_run = ~((pl.col("session_id") == pl.col("session_id").shift(1)) & (pl.col("mcp_server") == pl.col("mcp_server").shift(1))).fill_null(False)
+    mcp = mcp.with_columns(new_run.cum_sum().alias("server_run_id"))
+    spans = mcp.group_by("server_run_id").agg(
+        pl.len().alias("server_run_len"), pl.col("tool_key").n_unique().alias("tools"), pl.col("_tool_run").n_unique().alias("tool_runs")
+    ).filter(pl.col("server_run_len") >= params.min_calls)
+    return mcp.join(spans, on="server_run_id", how="inner")
+
+
+def _inflated(tools: pl.DataFrame, by: str, params: Params) -> pl.DataFrame:
+    """The runs (grouped ``by`` a run id column) whose arguments are inflated or re-sent (module docstring). Across
+    a server's tools (``server_run_id``) only the total and the share count: sizes of different tools' arguments
+    do not make a growth, nor are they re-sent from one tool to another."""
+    across = by == "server_run_id"
+    runs = run_groups(tools, by, params.min_calls)
     if runs.is_empty():
-        return []
+        return runs
     long_args = pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens
-    extra = tools.filter(pl.col("run_id").is_not_null()).group_by("run_id").agg(
+    content = pl.col("tool_key").str.contains(CONTENT_TOOLS)
+    spans = [pl.col("tools").first(), pl.col("tool_runs").first()] if "tools" in tools.columns else []
+    extra = tools.filter(pl.col(by).is_not_null()).group_by(by).agg(
         pl.col("args_tokens").first().alias("first_args"),
         pl.col("args_tokens").last().alias("last_args"),
-        pl.col("args_tokens").filter(long_args).sum().alias("long_args_tokens"),
-        long_args.sum().alias("long_args_calls"),
-        ((pl.col("_share") >= params.min_args_share) & long_args).sum().alias("high_share_calls"),
+        # A writer's arguments are its work: across a server's tools only the others' count.
+        pl.col("args_tokens").filter(long_args & ~content).sum().alias("long_args_tokens"),
+        (long_args & ~content).sum().alias("long_args_calls"),
+        ((pl.col("_share") >= params.min_args_share) & long_args & ~content).sum().alias("high_share_calls"),
         (pl.col("resent") & (pl.col("args_tokens").fill_null(0) >= params.min_resent_call_args_tokens)
          # What came back was a rejection or a receipt, not the work's answer: an update that returns the whole
          # record it changed, call after call, is editing.
          & (pl.col("result_tokens").fill_null(0) <= params.max_resent_result_share * pl.col("args_tokens").fill_null(0))
          ).sum().alias("resent_calls"),
+        *spans,
     )
-    runs = runs.join(extra, on="run_id").with_columns(
-        pl.col("tool_key").str.contains(CONTENT_TOOLS).alias("content_tool"),
+    runs = runs.join(extra, on=by).with_columns(
+        (pl.lit(False) if across else pl.col("tool_key").str.contains(CONTENT_TOOLS)).alias("content_tool"),
         (pl.col("last_args") / pl.max_horizontal(pl.col("first_args"), pl.lit(1))).alias("growth"),
     )
     by_total = (pl.col("long_args_tokens") >= params.min_args_tokens) & (pl.col("long_args_calls") >= params.min_calls) & ~pl.col("content_tool")
@@ -93,25 +166,19 @@ def detect(context: Context, params: Params) -> list[Finding]:
     by_share = (pl.col("high_share_calls") >= params.min_calls) & ~pl.col("content_tool")
     # Whatever the tool writes: its own content sent again and again is no work of the task's.
     repair = (pl.col("resent_calls") >= params.min_resent_calls) & (pl.col("resent_calls") >= params.min_resent_share * (pl.col("calls") - 1))
-    runs = runs.with_columns(repair.alias("repair")).filter(by_total | by_growth | by_share | pl.col("repair"))
-    return [
-        chain_finding(
-            context, run, detector=NAME, metric="run_args_tokens", value=run["long_args_tokens"],
-            threshold=f"≥ {params.min_args_tokens:,} argument tokens over ≥ {params.min_calls} calls of ≥ {params.min_call_args_tokens} each, "
-            f"growth ≥ {params.min_growth}×, or such arguments ≥ {params.min_args_share:.0%} of output on ≥ {params.min_calls} requests; "
-            f"or a repair loop: ≥ {params.min_resent_calls} calls re-sending the previous call's arguments of ≥ "
-            f"{params.min_resent_call_args_tokens} tokens, each answered in ≤ {params.max_resent_result_share:.0%} of that",
-            what=_what(run),
-            extra={"growth": run["growth"], "high_share_calls": run["high_share_calls"], "resent_calls": run["resent_calls"],
-                   "repair": run["repair"]},
-        )
-        for run in runs.iter_rows(named=True)
-    ]
+    if across:
+        by_growth, repair = pl.lit(False), pl.lit(False)
+    return runs.with_columns(repair.alias("repair")).filter(by_total | by_growth | by_share | pl.col("repair"))
 
 
 def _what(run: dict) -> str:
     """What a run's finding says happened: a repair loop, or long arguments the tool does not need."""
     sizes = f"first call {int(run['first_args']):,}, last {int(run['last_args']):,} tokens"
+    if run.get("server_run_id") is not None:
+        server = run["tool_key"].split("/")[0]
+        return (f"The model wrote {int(run['long_args_tokens']):,} tokens of arguments to the tools of server '{server}', "
+                f"in turn or between its own work, none of them a writer; arguments are billed as output and re-read on "
+                f"every later request.")
     if not run["repair"]:
         return (f"The model wrote {int(run['args_tokens']):,} tokens of arguments for a tool that does not need long input "
                 f"({sizes}); arguments are billed as output and re-read on every later request.")
