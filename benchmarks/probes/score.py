@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Score probe16: usage: score.py WORKDIR TAG  (WORKDIR holds seed161/ seed162/ seed163/ written by run.sh)."""
+"""Score a probe's run: usage: score.py PROBE_DIR WORKDIR TAG SEED...  (WORKDIR holds seedN/ for each seed, written by
+run.sh; PROBE_DIR holds the gen.py that wrote them). Shared by probes 16, 18 and 19 (each probe's run.sh calls it)."""
 import hashlib
 import json
 import statistics
@@ -7,9 +8,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-work, tag = Path(sys.argv[1]), sys.argv[2]
-here = Path(__file__).resolve().parent
-SEEDS = [161, 162, 163]
+here, work, tag = Path(sys.argv[1]).resolve(), Path(sys.argv[2]), sys.argv[3]
+SEEDS = [int(seed) for seed in sys.argv[4:]]
 
 
 def load(p):
@@ -100,7 +100,7 @@ for seed in SEEDS:
         turns = [t for t in (f_first_turn(f) for f in fl) if t is not None]
         fires = [f.get("evidence", {}).get("fire_turn") for f in fl]
         fires = [t for t in fires if isinstance(t, int)]
-        rows.append(dict(seed=seed, session=k, cohort=v["cohort"], fmt=v["format"], family=v["family"], attack=v["attack"],
+        rows.append(dict(seed=seed, session=k, cohort=v["cohort"], fmt=v["format"], family=v["family"], attack=v["attack"], sev=v.get("severity"),
                          onset=(v["onset_req"] - 1) if v["onset_req"] else None, cost=cost, med=med[v["cohort"]],
                          ratio=(cost / med[v["cohort"]]) if cost is not None else None, flagged=bool(fl),
                          first_turn=min(turns) if turns else None, fire_turn=min(fires) if fires else None, severity=[f.get("severity") for f in fl],
@@ -109,7 +109,7 @@ for seed in SEEDS:
 sha = hashlib.sha256((here / "gen.py").read_bytes()).hexdigest()
 out = []
 P = out.append
-P(f"# probe16 results: {tag}\n")
+P(f"# {here.name} results: {tag}\n")
 P(f"- tokaudit: `{(work / 'which.txt').read_text().strip()}`")
 P(f"- gen.py sha256: `{sha}`; seeds {SEEDS}; costs are tokaudit's own (`usage --by session --json` cost_usd, genai-prices)")
 P("- cohort median = median cost of the cohort's benign sessions in the same seed\n")
@@ -130,10 +130,16 @@ P(f"| median detection latency (first flagged turn − onset turn; n={len(lat)})
 P(f"| latency quartiles | {statistics.quantiles(lat, n=4) if len(lat) > 3 else 'n/a'} |")
 lat2 = [r["fire_turn"] - r["onset"] for r in fa if r["fire_turn"] is not None and r["onset"] is not None]
 P(f"| median latency by evidence.fire_turn − onset (only findings that give one; n={len(lat2)}) | {statistics.median(lat2) if lat2 else 'n/a'} |")
+def flagged_of(group: str, value) -> tuple[str, str]:
+    """'flagged / total' of the attacks and of the benign sessions whose ``group`` is ``value``."""
+    a = [r for r in att if r[group] == value]
+    b = [r for r in ben if r[group] == value]
+    return f"{sum(r['flagged'] for r in a)} / {len(a)}", f"{sum(r['flagged'] for r in b)} / {len(b)}"
+
+
 for seed in SEEDS:
-    a = [r for r in att if r["seed"] == seed]
-    b = [r for r in ben if r["seed"] == seed]
-    P(f"| seed {seed}: attacks / benign flagged | {sum(r['flagged'] for r in a)} / {len(a)} ; {sum(r['flagged'] for r in b)} / {len(b)} |")
+    a, b = flagged_of("seed", seed)
+    P(f"| seed {seed}: attacks / benign flagged | {a} ; {b} |")
 P("")
 P("## Per family (3 seeds)\n")
 P("| family | kind | flagged / total | cost ÷ cohort median (min / median / max) | median latency | other detectors seen (sessions) |")
@@ -151,13 +157,19 @@ for f in fams:
             oth[d] += 1
     P(f"| {f} | {k} | {len(fl)} / {len(rs)} | {ratios[0]:.2f} / {statistics.median(ratios):.2f} / {ratios[-1]:.2f} | "
       f"{statistics.median(la) if la else '—'} | {', '.join(f'{d} {n}' for d, n in sorted(oth.items(), key=lambda x: -x[1])[:5])} |")
+if any(r["sev"] for r in att):  # probes whose labels carry a severity knob (probe 19)
+    P("")
+    P("## Attacks by severity knob\n")
+    P("| severity | flagged / total | cost ÷ cohort median (median) |\n|---|---|---|")
+    for sv in ("mild", "moderate", "severe"):
+        rs = [r for r in att if r["sev"] == sv]
+        P(f"| {sv} | {sum(r['flagged'] for r in rs)} / {len(rs)} | {statistics.median(r['ratio'] for r in rs):.2f} |")
 P("")
 P("## Per cohort\n")
 P("| cohort | format | attacks flagged | benign flagged |\n|---|---|---|---|")
 for c in sorted({r["cohort"] for r in rows}):
-    a = [r for r in att if r["cohort"] == c]
-    b = [r for r in ben if r["cohort"] == c]
-    P(f"| {c} | {a[0]['fmt']} | {sum(r['flagged'] for r in a)} / {len(a)} | {sum(r['flagged'] for r in b)} / {len(b)} |")
+    a, b = flagged_of("cohort", c)
+    P(f"| {c} | {next(r['fmt'] for r in rows if r['cohort'] == c)} | {a} | {b} |")
 P("")
 P("## Ingest checks\n")
 P("| seed | files | lines read / used / skipped / problem | ingest problems | usage rows | token mismatches vs generator |")
