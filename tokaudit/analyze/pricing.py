@@ -9,8 +9,8 @@ history. Rules (see the project's pricing reference):
   (uncached + cache read + cache writes) passes a tier's threshold, *every*
   token of it is billed at that tier (Anthropic's rule, as genai-prices does);
 * a long-context tier the snapshot lacks is added (``_MISSING_LONG_CONTEXT``: Claude Sonnet 4);
-* a request served in Claude's fast mode (``speed = "fast"``) is priced under its own key,
-  ``fast_mode_key(model)``: genai-prices' fast-mode variant where the model has one, else
+* a request served in Claude's fast mode (``speed = "fast"``) is priced under its own key, its
+  model with ``FAST_MODE_SUFFIX``: genai-prices' fast-mode variant where the model has one, else
   Anthropic's published multiplier where the snapshot lacks it (``_MISSING_FAST_MODE``), else
   unpriced — never at the standard rate, which would undercount it several times over;
 * 5-minute and 1-hour cache writes priced apart;
@@ -120,24 +120,21 @@ def _probe(model: str, provider: str | None, when: datetime):
     return total
 
 
-# The price key of a request served in fast mode: the logged model id with this suffix. Reports group by
-# the logged id; only the price join and the unpriced list see the key (an override may name it too).
+# The price key of a request served in fast mode: the logged model id with this suffix (the usage queries
+# build it, ``analyze.usage.PRICE_MODEL_SQL``). Reports group by the logged id; only the price join and the
+# unpriced list see the key (an override may name it too).
 FAST_MODE_SUFFIX = " (fast mode)"
 _FAST = {"speed": "fast"}
 
 
-def fast_mode_key(model: str) -> str:
-    """The price key of ``model``'s requests served in Claude's fast mode (``usage.speed == "fast"``)."""
-    return model + FAST_MODE_SUFFIX
-
-
 @lru_cache(maxsize=4096)
 def lookup(model: str, provider: str | None, day: date) -> ModelPrice | None:
-    """Price ``model`` (a logged id, or ``fast_mode_key`` of one) as of ``day`` from genai-prices;
+    """Price ``model`` (a logged id, or one with ``FAST_MODE_SUFFIX``) as of ``day`` from genai-prices;
     None when it has no price."""
     from genai_prices import Usage, calc_price
 
-    logged, fast = (model[: -len(FAST_MODE_SUFFIX)], True) if model.endswith(FAST_MODE_SUFFIX) else (model, False)
+    logged = model.removesuffix(FAST_MODE_SUFFIX)
+    fast = logged != model
     when = datetime.combine(day, time(0), tzinfo=timezone.utc)
     for candidate, prov in _candidates(logged, provider):
         try:

@@ -77,7 +77,7 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (float(v) if isinstance(v, Decimal) else v.isoformat() if isinstance(v, date) else v) for k, v in row.items()}
 
 
-# The key a request is priced under (``pricing.fast_mode_key``): its model, or for a request Claude
+# The key a request is priced under (``pricing.FAST_MODE_SUFFIX``): its model, or for a request Claude
 # served in fast mode its model marked so, which has prices of its own.
 PRICE_MODEL_SQL = f"CASE WHEN c.speed = 'fast' THEN c.model || '{FAST_MODE_SUFFIX}' ELSE c.model END"
 

@@ -277,23 +277,21 @@ def plan(store: Store, files: Sequence[str], summary: IngestSummary, final: bool
             works.append(FileWork(path, "new", st.st_size, st.st_mtime_ns))
             continue
         _, source_id, fmt, size, mtime_ns, head_bytes, head_sha, offset, state, lines_read, revision = row
-        if fmt != "unknown" and revision != parser_revision(fmt):
-            # Read by an older parser of its format: read again whole, changed or not.
-            summary.files_reparsed += 1
-            works.append(FileWork(path, "replaced", st.st_size, st.st_mtime_ns, None, source_id))
-            continue
+        # Read by an older parser of its format: read again whole, changed or not.
+        reparse = fmt != "unknown" and revision != parser_revision(fmt)
+        summary.files_reparsed += reparse
         # A file that failed last time (unreadable, unknown format) is tried again on every run:
         # a chmod does not change its mtime, and it must not stay silently skipped.
         compressed = path.endswith(COMPRESSED_SUFFIX)
         # A last line left without its newline, now to be read (an archive's offset counts decompressed bytes,
         # and its last line was read the first time: it is always final).
         held_back = final and not compressed and offset < size
-        if fmt != "unknown" and size == st.st_size and mtime_ns == st.st_mtime_ns and not held_back:
+        if fmt != "unknown" and size == st.st_size and mtime_ns == st.st_mtime_ns and not held_back and not reparse:
             summary.files_unchanged += 1
             continue
         kind = "grown"
         # A changed compressed file is read again whole: its offsets count decompressed bytes.
-        if fmt == "unknown" or st.st_size < offset or _whole_file(fmt) or compressed:
+        if reparse or fmt == "unknown" or st.st_size < offset or _whole_file(fmt) or compressed:
             kind = "replaced"
         else:
             try:
