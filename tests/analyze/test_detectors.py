@@ -1933,3 +1933,109 @@ def test_long_arguments_a_server_has_written_to_its_tools_in_turn_or_between_the
         assert "argument_inflation" in verdict.evidence["detectors"]
     for s in (ids, pages):
         assert not by(findings, "argument_inflation", s.session_id) and not by(findings, "economic_dos", s.session_id)
+
+
+def _windows(session_id: str, windows: int, *, adjacent: bool = True, seed: int = 5) -> Session:
+    """A sensor read window by window: each call's start is the last one's end (``adjacent``; else windows of a day
+    picked at random, a batch), windows of 15–30 minutes, each answered with 20 readings (about 170 tokens: more than
+    the short drip's slivers)."""
+    rng = random.Random(seed)
+    s = Session(session_id, context_tokens=20_000)
+    start = datetime(2026, 3, 1)
+    for _ in range(windows):
+        if not adjacent:
+            start = datetime(2026, 3, 1) + timedelta(minutes=15 * rng.randrange(96))
+        end = start + timedelta(minutes=rng.choice((15, 20, 30)))
+        stamp = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+        readings = ",".join(f'["{(start + timedelta(minutes=m)).strftime("%H:%M")}",{rng.uniform(-2, 3):.4f}]' for m in range(20))
+        s.turn(tools=[("tidewater/read_window", json.dumps({"sensor": "tw-0892", "window": {"start": stamp(start), "end": stamp(end)}}),
+                       f'{{"sensor":"tw-0892","readings":[{readings}],"coverage":{{"through":"{stamp(end)}"}}}}')], output_tokens=60)
+        start = end
+    s.turn(stop_reason="end_turn")
+    return s
+
+
+def test_a_range_walked_in_windows_of_a_few_records_is_a_drip_and_a_shorter_walk_or_a_batch_is_not():
+    """A time range read in small windows, each call starting where the last one ended: the window sliding on is a
+    page counter spelled as a range, so the calls are steered, and 80 windows of a few readings each are a drip
+    (a verdict with the cost). 40 such windows are a pagination's length, and the same windows picked at random
+    are a batch: neither is a drip."""
+    walk, short, batch = _windows("claude-code:windows", 80), _windows("claude-code:few-windows", 40), _windows("claude-code:batch", 80, adjacent=False)
+    context = build_context(frames(*benign(30), walk, short, batch))
+    steered = context.tools.filter(pl.col("tool_key") == "tidewater/read_window").group_by("session_id").agg(pl.col("steered").sum())
+    steered = dict(steered.iter_rows())
+    assert steered[walk.session_id] == 79 and steered[short.session_id] == 39 and steered[batch.session_id] <= 10
+    findings, _ = run_detectors(context, resolve_params({}))
+    (loop,) = by(findings, "continuation_loop", walk.session_id)
+    assert loop.evidence["drip"] and loop.value == 80 and "sliver" in loop.explanation
+    (verdict,) = by(findings, "economic_dos", walk.session_id)
+    assert verdict.tool_key == "tidewater/read_window" and verdict.value >= 2.0
+    assert not [f for f in by(findings, "continuation_loop", short.session_id) if f.evidence["drip"]]
+    assert not by(findings, "economic_dos", short.session_id) and not by(findings, "economic_dos", batch.session_id)
+
+
+def test_ids_handed_on_from_one_slot_to_the_other_are_no_window_unless_the_new_one_is_named():
+    """compare(a, b), compare(b, c) …: the first value moved over from the last call, but ids have no order, so a
+    new second id the model chose is no window's end: the calls are not steered."""
+    rng = random.Random(4)
+    s = Session("claude-code:pairs")
+    ids = [f"Q{rng.randrange(10**5, 10**6)}" for _ in range(13)]
+    for a, b in zip(ids, ids[1:]):
+        s.turn(tools=[("graph/compare", json.dumps({"left": a, "right": b, "measure": "cooccurrence"}), f'{{"weight":{rng.random():.4f}}}')])
+    s.turn(stop_reason="end_turn")
+    context = build_context(frames(*benign(5), s))
+    assert not context.tools.filter(pl.col("tool_key") == "graph/compare")["steered"].any()
+
+
+def test_the_whole_diff_sent_again_for_every_round_of_review_is_inflation_and_a_patch_applied_is_not():
+    """A review server rejecting each round has the model send the whole, growing diff again, a dozen times between
+    its edits: a tool named for checking what it is sent ("review_patch") writes nothing, so its long arguments are
+    inflation, though no diff starts as the last one did (not a resend). The same diffs sent to "apply_patch" are the work."""
+    def hunk(round_no: int, k: int) -> str:  # the files renamed every round: no two diffs start alike
+        return f"--- a/src/r{round_no}_m{k}.py\n+++ b/src/r{round_no}_m{k}.py\n@@ -{k},3 +{k},4 @@\n-    return route(event, {k})\n+    return route(event, {k}, strict=True)\n"
+
+    review, apply = Session("claude-code:review-rounds"), Session("claude-code:apply-rounds")
+    for k in range(12):
+        diff = "".join(hunk(k, j) for j in range(10 + 2 * k))
+        body = json.dumps({"repo": "ops-dashboard", "base_sha": "9f2c" * 10, "patch": diff})
+        for s in (review, apply):
+            s.turn(tools=[("Edit", json.dumps({"file_path": f"/src/m{k}.py", "old_string": "a", "new_string": "b"}), "ok")])
+        review.turn(tools=[("gatekeeper/review_patch", body, f'{{"verdict":"changes_requested","findings":[{{"file":"src/m{k}.py","rule":"GK-{k}"}}]}}')],
+                    output_tokens=len(body) // 4)
+        apply.turn(tools=[("gatekeeper/apply_patch", body, '{"applied": true}')], output_tokens=len(body) // 4)
+    for s in (review, apply):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30, turns=12), review, apply)
+    (inflated,) = by(findings, "argument_inflation", review.session_id)
+    assert inflated.tool_key == "gatekeeper/review_patch" and inflated.value >= 5000 and not inflated.evidence["repair"]
+    (verdict,) = by(findings, "economic_dos", review.session_id)
+    assert "argument_inflation" in verdict.evidence["detectors"]
+    assert not by(findings, "argument_inflation", apply.session_id) and not by(findings, "economic_dos", apply.session_id)
+
+
+def test_answers_to_new_questions_that_climb_call_after_call_are_swelling_results():
+    """A statements server appending its whole audit trail to each account's statement: twelve accounts in a row,
+    each answer larger than the last. The same accounts answered with statements of their own, varied sizes, are
+    a batch."""
+    rng = random.Random(8)
+    words = ["".join(rng.choice("abcdefghiklmnoprstuvwz") for _ in range(8)) for _ in range(3000)]
+    sentence = lambda: " ".join(rng.sample(words, 14)) + "."  # noqa: E731
+    swelling, batch = Session("claude-code:swelling"), Session("claude-code:statements")
+    trail: list[str] = []
+    for k in range(12):
+        account = f"DE{rng.randrange(10**19, 10**20)}"
+        rows = ",".join(f'{{"datum":"2026-0{1 + m % 3}-{1 + m:02d}","betrag":{rng.uniform(-9e3, 9e3):.2f}}}' for m in range(8))
+        trail += [sentence() for _ in range(25)]
+        args = json.dumps({"account": account, "from": "2026-01-01", "to": "2026-03-31"})
+        swelling.turn(tools=[("ledgerline/account_statement", args, f'{{"konto":"{account}","buchungen":[{rows}],"pruefpfad":"{" ".join(trail)}"}}')])
+        own = " ".join(sentence() for _ in range(rng.randrange(20, 160)))
+        batch.turn(tools=[("ledgerline/account_statement", args, f'{{"konto":"{account}","buchungen":[{rows}],"notiz":"{own}"}}')])
+    for s in (swelling, batch):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30, turns=12), swelling, batch)
+    (swell,) = [f for f in by(findings, "amplification", swelling.session_id) if f.metric == "swelling_results"]
+    assert swell.value == 11 and swell.tool_key == "ledgerline/account_statement" and "climbed" in swell.explanation
+    (verdict,) = by(findings, "economic_dos", swelling.session_id)
+    assert "amplification" in verdict.evidence["detectors"]
+    assert not [f for f in by(findings, "amplification", batch.session_id) if f.metric == "swelling_results"]
+    assert not by(findings, "economic_dos", batch.session_id)

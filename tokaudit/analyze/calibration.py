@@ -53,6 +53,8 @@ KNOBS = (
     # Polls answered with everything said before and more; polls whose progress fell back: a log that grows a few
     # times while a job runs, a job re-queued once or twice, are ordinary.
     Knob("amplification", "min_accumulating_calls", {"min_accumulating_calls": 2}, "value", True, "accumulating_results", floor=5),
+    # Answers to new questions climbing in a row: a few in a row happen by chance.
+    Knob("amplification", "min_swelling_calls", {"min_swelling_calls": 2}, "value", True, "swelling_results", floor=8),
     Knob("same_tool_chain", "min_progress_regressions", {"min_progress_regressions": 1}, "value", True, "progress_regressions", floor=3),
     Knob("amplification", "min_times_tool_median", {"min_times_tool_median": 1.0, "min_result_tokens": 0}, "value", False,
          "result_size_vs_tool_median"),

@@ -221,6 +221,16 @@ _VALUE_SCORE = _fill(
                   WHEN translate({prev}[i], '0123456789', '') != translate({prev2}[i], '0123456789', '') THEN false
                   WHEN regexp_matches(args_values[i], '\\s') THEN false
                   ELSE coalesce({token_step}, false) END THEN 1
+        -- A window sliding on, in an MCP call: this value is one the previous call sent in another slot (its
+        -- end is this call's start), or this slot's previous value moved to another slot and this one went up
+        -- (the new end: a number, a date or a time). A time range or a span walked window by window is a page
+        -- counter spelled as a range.
+        WHEN _mcp AND regexp_matches(args_values[i], '[0-9]') AND list_contains({prev}, args_values[i]) THEN 1
+        WHEN _mcp AND regexp_matches(args_values[i], '[0-9]') AND list_contains(args_values, {prev}[i])
+             -- Up: a number, or a date or time of the same spelling (ids have no order).
+             AND coalesce(TRY_CAST(args_values[i] AS DOUBLE) > TRY_CAST({prev}[i] AS DOUBLE),
+                          regexp_matches(args_values[i], '^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}')
+                          AND length(args_values[i]) = length({prev}[i]) AND args_values[i] > {prev}[i]) THEN 1
         WHEN {prose} THEN 0
         ELSE -64
     END""",

@@ -64,6 +64,14 @@ a poll whose answer legitimately accumulates (an agent tailing a job's whole log
 server instead of its status): the same waste, not always an attack, hence the verdict's cost gate. A page
 snapshot taken again after each scroll of a growing feed is the agent's doing (a call to the server between).
 
+Swelling results: the same, asked different things — an MCP tool's answers to ``min_swelling_calls`` or
+more calls in a row with new arguments (no other call to its server between), each larger than the one
+before, averaging ``min_accumulating_result_tokens`` and growing to ``min_swelling_growth`` × the first:
+a server appending everything it said before (an "audit trail", a running appendix) to each answer of a
+batch, whose own answers (one account's statement, one record) would vary in size, not climb call after
+call. False positives: a tool that returns the whole collection after each item added to it (a list
+server answering every add with the list): the same growing re-reads, hence the verdict's cost gate.
+
 Re-reads after a tool: the agent's own tools (a file read, ``cat``) returning the very result
 they returned before in the session — the same arguments, as many tokens, the same words — of
 ``min_reread_result_tokens`` or more, right after results of one MCP tool, on ``min_reread_calls``
@@ -140,6 +148,10 @@ class Params:
     min_accumulating_result_tokens: int = 1000
     max_accumulating_novelty: float = 0.3
     min_accumulating_growth: float = 2.0
+    # Answers to new arguments each larger than the one before: honest batch answers vary in size, and eight of them
+    # climbing in a row by chance is one in 40,320.
+    min_swelling_calls: int = 8
+    min_swelling_growth: float = 3.0
     # The same large local content read again right after an MCP tool's results, this many times.
     min_reread_calls: int = 4
     min_reread_result_tokens: int = 2000
@@ -183,7 +195,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
     out += _repeated_results(context, params)
     out += _rereads(context, params)
     out += _subagent_rereads(context, params)
-    out += _accumulating_results(context, params)
+    out += _accumulating_results(context, params, same_args=True)
+    out += _accumulating_results(context, params, same_args=False)
     calls = context.frames.calls.filter(
         (pl.col("output_tokens") >= params.min_output_tokens)
         & (pl.col("output_tokens") >= params.min_out_in * pl.max_horizontal(pl.col("input_total_tokens"), pl.lit(1)))
@@ -373,8 +386,9 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
     ]
 
 
-def _accumulating_results(context: Context, params: Params) -> list[Finding]:
-    """An MCP tool polled with the same arguments whose answers, poll after poll, each repeat the one before and grow."""
+def _accumulating_results(context: Context, params: Params, *, same_args: bool) -> list[Finding]:
+    """An MCP tool polled with the same arguments whose answers, poll after poll, each repeat the one before and grow;
+    or (``same_args`` False) one asked new things whose answers climb call after call (swelling results)."""
     # A poll: the server's previous call in the session was the same call (the frame is in session and call order;
     # the agent's own tools may come between — a sleep — but no other call to that server: a scroll or click
     # between two page snapshots is the agent changing what it reads, not the server resending it).
@@ -384,11 +398,14 @@ def _accumulating_results(context: Context, params: Params) -> list[Finding]:
     def before(column: str) -> pl.Expr:
         return pl.col(column).shift(1).over("session_id", "_server")
 
-    grew = (
-        (pl.col("tool_key") == before("tool_key")) & (pl.col("values_hash") == before("values_hash"))
-        & (pl.col("result_tokens") > before("result_tokens")) & (pl.col("novelty") <= params.max_accumulating_novelty)
-    ).fill_null(False)
-    calls = calls.with_columns(grew.alias("_grew"), before("result_tokens").alias("_prev_tokens"))
+    same_tool = (pl.col("tool_key") == before("tool_key")) & (pl.col("result_tokens") > before("result_tokens"))
+    if same_args:
+        grew = same_tool & (pl.col("values_hash") == before("values_hash")) & (pl.col("novelty") <= params.max_accumulating_novelty)
+        min_calls, min_growth, metric = params.min_accumulating_calls, params.min_accumulating_growth, "accumulating_results"
+    else:
+        grew = same_tool & (pl.col("values_hash") != before("values_hash"))
+        min_calls, min_growth, metric = params.min_swelling_calls, params.min_swelling_growth, "swelling_results"
+    calls = calls.with_columns(grew.fill_null(False).alias("_grew"), before("result_tokens").alias("_prev_tokens"))
     # Consecutive growing answers make a streak: one answer that did not grow (a status, a shorter page) ends it.
     calls = calls.with_columns((~pl.col("_grew")).cum_sum().over("session_id", "_server").alias("_streak"))
     streaks = calls.filter(pl.col("_grew")).group_by("session_id", "tool_key", "_streak").agg(
@@ -402,33 +419,42 @@ def _accumulating_results(context: Context, params: Params) -> list[Finding]:
         pl.col("turn").max().alias("last_turn"),
         pl.col("tool_call_id").first().alias("first_call"),
         pl.col("result_tokens_method").first().alias("method"),
-        fire_turn(params.min_accumulating_calls),
+        fire_turn(min_calls),
     ).filter(
-        (pl.col("calls") >= params.min_accumulating_calls)
+        (pl.col("calls") >= min_calls)
         & (pl.col("tokens") >= params.min_accumulating_result_tokens * pl.col("calls"))
-        & (pl.col("last_tokens") >= params.min_accumulating_growth * pl.col("first_tokens"))
+        & (pl.col("last_tokens") >= min_growth * pl.col("first_tokens"))
     )
     # One finding per tool and session: its longest streak.
     per = streaks.sort("calls", "first_turn", descending=[True, False]).unique(["session_id", "tool_key"], keep="first").sort("session_id", "tool_key")
+    if same_args:
+        threshold = (f"≥ {min_calls} answers to the same arguments, each larger than the one before and repeating it "
+                     f"(novelty ≤ {params.max_accumulating_novelty}), of ≥ {params.min_accumulating_result_tokens:,} tokens on average, "
+                     f"growing ≥ {min_growth}×")
+    else:
+        threshold = (f"≥ {min_calls} answers in a row to new arguments, each larger than the one before, of "
+                     f"≥ {params.min_accumulating_result_tokens:,} tokens on average, growing ≥ {min_growth}×")
     return [
         _tool_finding(
-            context, r,
-            metric="accumulating_results", value=r["calls"],
-            threshold=(f"≥ {params.min_accumulating_calls} answers to the same arguments, each larger than the one before and "
-                       f"repeating it (novelty ≤ {params.max_accumulating_novelty}), of ≥ {params.min_accumulating_result_tokens:,} "
-                       f"tokens on average, growing ≥ {params.min_accumulating_growth}×"),
-            excess_tokens=int(r["repeated_tokens"]),
-            explanation=(
-                f"{r['tool_key']!r} was asked the same thing {r['calls'] + 1} times and each answer repeated the one before and "
-                f"added to it, from {int(r['first_tokens']):,} to {int(r['last_tokens']):,} tokens ({r['method']}): the server sent its "
-                f"whole history on every call, {int(r['repeated_tokens']):,} tokens of it already sent, each re-read on every later "
-                "request. A status and one final fetch would have cost a fraction."
-            ),
+            context, r, metric=metric, value=r["calls"], threshold=threshold,
+            excess_tokens=int(r["repeated_tokens"]), explanation=_accumulating_text(r, same_args),
             evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "mean_novelty": r["mean_novelty"],
                       "fire_turn": r["fire_turn"]},
         )
         for r in per.iter_rows(named=True)
     ]
+
+
+def _accumulating_text(r: dict, same_args: bool) -> str:
+    """The explanation of an accumulating (``same_args``) or swelling streak ``r``."""
+    sizes = f"from {int(r['first_tokens']):,} to {int(r['last_tokens']):,} tokens ({r['method']})"
+    if same_args:
+        return (f"{r['tool_key']!r} was asked the same thing {r['calls'] + 1} times and each answer repeated the one before and "
+                f"added to it, {sizes}: the server sent its whole history on every call, {int(r['repeated_tokens']):,} tokens of it "
+                "already sent, each re-read on every later request. A status and one final fetch would have cost a fraction.")
+    return (f"{r['tool_key']!r} was asked {r['calls'] + 1} different things in a row and each answer was larger than the one before, "
+            f"{sizes} (mean novelty {r['mean_novelty'] or 0:.2f}): answers to different questions vary in size, these climbed, "
+            "as when a server appends everything it said before to each answer. Every answer is re-read on every later request.")
 
 
 def _rereads(context: Context, params: Params) -> list[Finding]:

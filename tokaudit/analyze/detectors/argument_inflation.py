@@ -1,7 +1,8 @@
 """D6 — argument inflation: the model writes long arguments the task does not need.
 
 Within a run of one tool that is not a content writer (write, edit, patch,
-exec …, whose arguments *are* the work), counting only calls with long
+exec …, whose arguments *are* the work; a tool named for checking what it is
+sent — review_patch, validate_query — writes nothing), counting only calls with long
 arguments (≥ ``min_call_args_tokens`` each): they total ≥ ``min_args_tokens``
 over ≥ ``min_calls`` calls; or such arguments make ≥ ``min_args_share`` of the
 output tokens of ≥ ``min_calls`` requests; or the arguments grow
@@ -43,6 +44,16 @@ NAME = "argument_inflation"
 TITLE = "Inflated tool arguments (D6)"
 
 CONTENT_TOOLS = r"(?i)(write|edit|patch|create|insert|upload|save|replace|update|exec|bash|shell|command|run|python|notebook|sql|query|task|agent)"
+# A tool whose name starts with a checking verb reads what it is sent, whatever its object: "review_patch",
+# "validateQuery", "lint-sql" judge a patch or a query, they write none. A server asking for the whole
+# diff again on every round of review is the inflation, not the work.
+CHECKING_TOOLS = (r"(?i)(?:^|/)(?:review|validate|verify|check|lint|audit|inspect|analy[sz]e|evaluate|assess|score|scan|critique"
+                  r"|grade|diagnose|explain|estimate|preview|dry[-_]?run)")
+
+
+def _content_tool() -> pl.Expr:
+    """Whether a call's tool writes content (``CONTENT_TOOLS``, not ``CHECKING_TOOLS``): its arguments are the work."""
+    return pl.col("tool_key").str.contains(CONTENT_TOOLS) & ~pl.col("tool_key").str.contains(CHECKING_TOOLS)
 
 
 @dataclass(frozen=True)
@@ -111,7 +122,7 @@ def _server_runs(tools: pl.DataFrame, params: Params) -> pl.DataFrame:
     is_mcp = pl.col("is_mcp") & pl.col("mcp_server").is_not_null()
     # Only sessions where a server was sent long arguments by enough of its non-writing calls can fire: found on
     # four columns first, so that the whole frame is filtered once, to those sessions.
-    long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~pl.col("tool_key").str.contains(CONTENT_TOOLS)
+    long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~_content_tool()
     candidates = (
         tools.select("session_id", "mcp_server", "tool_key", "args_tokens", "is_mcp").filter(is_mcp & long_args)
         .group_by("session_id", "mcp_server").len().filter(pl.col("len") >= params.min_calls)
@@ -138,7 +149,7 @@ def _inflated(tools: pl.DataFrame, by: str, params: Params) -> pl.DataFrame:
     if runs.is_empty():
         return runs
     long_args = pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens
-    content = pl.col("tool_key").str.contains(CONTENT_TOOLS)
+    content = _content_tool()
     spans = [pl.col("tools").first(), pl.col("tool_runs").first()] if "tools" in tools.columns else []
     extra = tools.filter(pl.col(by).is_not_null()).group_by(by).agg(
         pl.col("args_tokens").first().alias("first_args"),
@@ -155,7 +166,7 @@ def _inflated(tools: pl.DataFrame, by: str, params: Params) -> pl.DataFrame:
         *spans,
     )
     runs = runs.join(extra, on=by).with_columns(
-        (pl.lit(False) if across else pl.col("tool_key").str.contains(CONTENT_TOOLS)).alias("content_tool"),
+        (pl.lit(False) if across else _content_tool()).alias("content_tool"),
         (pl.col("last_args") / pl.max_horizontal(pl.col("first_args"), pl.lit(1))).alias("growth"),
     )
     by_total = (pl.col("long_args_tokens") >= params.min_args_tokens) & (pl.col("long_args_calls") >= params.min_calls) & ~pl.col("content_tool")

@@ -22,7 +22,10 @@ nothing changes).
 A steered chain of ``min_drip_len`` calls or more whose steered results averaged at most
 ``max_drip_result_tokens`` is reported too (evidence ``drip`` True): a server handing out a record or
 none per call (the next shard named in fresh words each time) makes the agent pay a whole request per
-sliver, while a real pagination's pages are listings (about a thousand tokens and more).
+sliver, while a real pagination's pages are listings (about a thousand tokens and more). So is one of
+``min_long_drip_len`` calls or more (twice a long benign pagination) averaging at most
+``max_long_drip_result_tokens``: a server serving a time range or a log in windows of a few records,
+each paid for with a whole request.
 
 A steered chain of ``min_long_len`` calls or more is reported whatever its results
 (evidence ``repetitive`` False): a drip-feed padded with fresh text on every page
@@ -74,6 +77,10 @@ class Params:
     # simulator's benign paginations include such pages (120–200 tokens).
     min_drip_len: int = 15
     max_drip_result_tokens: int = 100
+    # A longer drip: twice the longest benign pagination above, of pages no larger than a few short records
+    # (a blind probe's sensor windows: 100–300 calls of 100–170 tokens).
+    min_long_drip_len: int = 60
+    max_long_drip_result_tokens: int = 300
     # The model's own writing (evidence ``writes``): most steered calls carry new text, this many argument tokens a
     # call on average and no fewer than their results — a narration sentence beside a counter is about 20–60.
     min_written_tokens: int = 80
@@ -108,7 +115,9 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
         pl.col("is_mcp").any().alias("mcp"),
     )
     repetitive = (pl.col("steered_novelty") < params.max_novelty) | (pl.col("steered_compress_ratio") >= params.min_compress_ratio)
-    drip = (pl.col("steered_calls") + 1 >= params.min_drip_len) & (pl.col("steered_result_tokens") <= params.max_drip_result_tokens)
+    drip = ((pl.col("steered_calls") + 1 >= params.min_drip_len) & (pl.col("steered_result_tokens") <= params.max_drip_result_tokens)) | (
+        (pl.col("steered_calls") + 1 >= params.min_long_drip_len) & (pl.col("steered_result_tokens") <= params.max_long_drip_result_tokens)
+    )
     writes = (
         (pl.col("authored_share") >= params.min_authored_share)
         & (pl.col("steered_args_tokens") >= params.min_written_tokens)
@@ -148,7 +157,8 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
                 context, run, detector=NAME, metric="steered_chain_length", value=run["steered_calls"] + 1,
                 threshold=(f"≥ {params.min_len} steered calls with mean result novelty < {params.max_novelty} "
                            f"or results compressing ≥ {params.min_compress_ratio}× (median); or ≥ {params.min_drip_len} steered calls of "
-                           f"≤ {params.max_drip_result_tokens} result tokens on average; or ≥ {params.min_long_len} steered calls"),
+                           f"≤ {params.max_drip_result_tokens} result tokens on average (≥ {params.min_long_drip_len} of ≤ "
+                           f"{params.max_long_drip_result_tokens}); or ≥ {params.min_long_len} steered calls"),
                 what=(
                     "A server-steered loop: what changed in each call's arguments was dictated by the previous result (a counter "
                     "going up, a cursor or id copied from it, a rejected value sent again, or new arguments while its progress "

@@ -27,7 +27,8 @@ A session is flagged when:
   each MCP call sending a reference the previous answer named, new content every call, as an honest
   investigation's are but for many more hops), verbose,
   repetitive, random or repeated (sponge) results of an MCP tool, or answers to the same poll
-  that each repeat the one before and grow (D2 ``accumulating_results``), a poll whose progress
+  that each repeat the one before and grow (D2 ``accumulating_results``), or answers to new questions that climb
+  call after call (D2 ``swelling_results``: a server appending all it said before), a poll whose progress
   went backwards again and again (D3 ``progress_regressions``), an MCP tool slower
   than the prompt cache's lifetime called again and again, or one after whose calls the warm prompt cache was
   lost again and again (D8 ``cache_churn``: a server re-announcing its tools on every call), near-duplicate
@@ -99,7 +100,7 @@ STRUCTURAL = ("continuation_loop", "argument_inflation", "cycles")
 SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
 # D2 findings that say an MCP tool's results were a sponge: far above its usual size, mostly repetition, or random data.
 SPONGE_METRICS = ("result_size_vs_tool_median", "large_results_new_tool", "result_compress_ratio", "result_opaque", "repeated_results",
-                  "rereads_after_tool", "accumulating_results", "subagent_rereads")
+                  "rereads_after_tool", "accumulating_results", "swelling_results", "subagent_rereads")
 # D8 findings that name a tool: an MCP server slower than the prompt cache's lifetime, called again and again; or
 # one after whose calls the warm cache was lost again and again (cache churn).
 CACHE_METRICS = ("slow_tool_cache_misses", "cache_churn")
