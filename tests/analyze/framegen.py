@@ -12,7 +12,7 @@ import polars as pl
 
 from tokaudit.analyze.frames import Frames, _session_totals
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
-from tokaudit.analyze.steering import PROGRESS_SQL, steering_sql
+from tokaudit.analyze.steering import ETA_SQL, PROGRESS_SQL, steering_sql
 from tokaudit.analyze.steering_cache import STEERING_COLUMNS
 from tokaudit.ingest.base import result_features
 from tokaudit.ingest.skeleton import args_values
@@ -104,7 +104,7 @@ def _with_steering(tools: pl.DataFrame) -> pl.DataFrame:
     con = duckdb.connect()
     con.register("t", tools.select("tool_call_id", "session_id", "tool_key", "call_idx", "args_bytes", "args_hash", "_args_values", "_skeleton", "_excerpt").to_arrow())
     flags = con.sql(
-        f"SELECT tool_call_id, {', '.join(STEERING_COLUMNS)}, {PROGRESS_SQL} AS progress FROM ("
+        f"SELECT tool_call_id, {', '.join(STEERING_COLUMNS)}, {PROGRESS_SQL} AS progress, {ETA_SQL} AS eta FROM ("
         + steering_sql("(SELECT *, _args_values AS args_values, _skeleton AS args_skeleton, _excerpt AS result_excerpt FROM t)", "call_idx")
         + ")"
     ).pl()

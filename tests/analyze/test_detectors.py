@@ -2039,3 +2039,39 @@ def test_answers_to_new_questions_that_climb_call_after_call_are_swelling_result
     assert "amplification" in verdict.evidence["detectors"]
     assert not [f for f in by(findings, "amplification", batch.session_id) if f.metric == "swelling_results"]
     assert not by(findings, "economic_dos", batch.session_id)
+
+
+def _status_polls(session_id: str, etas: list[int], *, key: str = "etaSeconds", via_shell: bool = True) -> Session:
+    """A render job submitted to a server, then its status URL polled every 30 s (with curl, or the server's own
+    status tool), each answer carrying ``key``: one of ``etas`` a poll, and the farm's worker list."""
+    rng = random.Random(session_id)
+    s = Session(session_id, context_tokens=30_000)
+    s.turn(tools=[("render-farm/submit_preview", '{"scene":"lobby.blend","frames":240}',
+                   '{"job":{"id":"rj_LBE5yE9l","status":{"state":"queued"}},"statusUrl":"https://render.example/api/v1/jobs/rj_LBE5yE9l"}')])
+    workers = ",".join(f'{{"id":"w-{rng.randrange(16**6):06x}","gpu":"A10G","load":{rng.random():.2f}}}' for _ in range(12))
+    for eta in etas:
+        tool, args = (("Bash", '{"command":"sleep 30 && curl -s https://render.example/api/v1/jobs/rj_LBE5yE9l"}') if via_shell
+                      else ("render-farm/job_status", '{"job":"rj_LBE5yE9l"}'))
+        s.turn(tools=[(tool, args, f'{{"job":{{"state":"queued","{key}":{eta},"queuePosition":{rng.randrange(3, 9)}}},"workers":[{workers}]}}')],
+               wait_s=32.0)
+    s.turn(stop_reason="end_turn")
+    return s
+
+
+def test_a_job_always_half_a_minute_away_is_a_stalled_countdown_and_one_running_down_is_not():
+    """A status URL (from a server's answer) fetched with curl forty times over twenty minutes, every answer "30 to 45 s
+    away": the countdown never ran down, whichever tool fetched it — with the cost, a verdict. A job whose countdown
+    runs down, and a service that says "retry after 30 s" each time (an interval, not a countdown), are not."""
+    stalled = _status_polls("claude-code:stalled", [30, 40, 35, 45, 30] * 8 + [0])  # done at last
+    running = _status_polls("claude-code:running-down", list(range(1200, 0, -30)))
+    interval = _status_polls("claude-code:retry-after", [30] * 40, key="retry_after")
+    few = _status_polls("claude-code:few-polls", [30, 40, 35, 30, 45], via_shell=False)
+    findings = audit(*benign(30, turns=12), stalled, running, interval, few)
+    (stall,) = [f for f in by(findings, "same_tool_chain", stalled.session_id) if f.metric == "stalled_countdown"]
+    assert stall.value == 41 and stall.tool_key == "Bash" and stall.evidence["first_eta"] == 30 and stall.evidence["span_s"] >= 40 * 32
+    assert "never ran down" in stall.explanation and stall.evidence["mcp"] is False
+    (verdict,) = by(findings, "economic_dos", stalled.session_id)
+    assert "same_tool_chain" in verdict.evidence["detectors"] and verdict.value >= 1.5
+    for quiet in (running, interval, few):
+        assert not [f for f in by(findings, "same_tool_chain", quiet.session_id) if f.metric == "stalled_countdown"], quiet.session_id
+        assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id

@@ -56,6 +56,7 @@ KNOBS = (
     # Answers to new questions climbing in a row: a few in a row happen by chance.
     Knob("amplification", "min_swelling_calls", {"min_swelling_calls": 2}, "value", True, "swelling_results", floor=8),
     Knob("same_tool_chain", "min_progress_regressions", {"min_progress_regressions": 1}, "value", True, "progress_regressions", floor=3),
+    Knob("same_tool_chain", "min_stalled_polls", {"min_stalled_polls": 2}, "value", True, "stalled_countdown", floor=8),
     Knob("amplification", "min_times_tool_median", {"min_times_tool_median": 1.0, "min_result_tokens": 0}, "value", False,
          "result_size_vs_tool_median"),
     # Only among requests long enough to matter (min_tokens kept): short requests many times a cheap tool's

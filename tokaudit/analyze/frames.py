@@ -23,7 +23,8 @@ quote afterwards (``analyze.audit``).
   long strings stay in the store) and of the exact result (``result_hash``), ``sig0``…``sig7`` (the result's word MinHash),
   ``result_compress_ratio`` (how repetitive a result of 2 KiB or more is; NULL for smaller ones),
   ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``), ``progress`` (an MCP
-  result's progress meter under a progress-like key, ``analyze.steering.PROGRESS_SQL``; NULL without one),
+  result's progress meter under a progress-like key, ``analyze.steering.PROGRESS_SQL``; NULL without one), ``eta``
+  (any result's countdown — how long until done, how much is left — ``analyze.steering.ETA_SQL``; NULL without one),
   ``shape_hash`` (the arguments' keys), ``values_hash`` (their values' first characters: equal for
   a call re-sent with a draft grown at its end, not for one whose long text changed in its middle),
   ``unnarrated_hashes`` (per sentence beside other
@@ -50,7 +51,7 @@ import polars as pl
 
 from tokaudit.analyze import steering_cache
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
-from tokaudit.analyze.steering import PROGRESS_SQL, steering_sql
+from tokaudit.analyze.steering import ETA_SQL, PROGRESS_SQL, steering_sql
 from tokaudit.analyze.tokens import ANY_CONTENT, CONTENT_SQL, FAMILY_PATTERNS, HEURISTIC_BYTES_PER_TOKEN
 from tokaudit.analyze.usage import COST_SQL, INPUT_COST_SQL, PRICE_JOIN, pricing_ctes
 from tokaudit.config import Config
@@ -385,12 +386,13 @@ def _tools(
                    CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
                         THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) END AS mcp_tool_name
             FROM ({folded}) AS t"""
-    # The wording flags (analyze.lexicon) and a poll's progress, read from the result's text; like the
+    # The wording flags (analyze.lexicon), a poll's progress and its countdown, read from the result's text; like the
     # rule's verdicts, kept in the cache. Only MCP calls' progress is read (a poll of a server): the regex is costly.
     wording = f"""
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_continuation,
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
-                   CASE WHEN {is_mcp} THEN {PROGRESS_SQL.replace("result_excerpt", "t.result_excerpt")} END AS progress,"""
+                   CASE WHEN {is_mcp} THEN {PROGRESS_SQL.replace("result_excerpt", "t.result_excerpt")} END AS progress,
+                   {ETA_SQL.replace("result_excerpt", "t.result_excerpt")} AS eta,"""
     rule = steering_sql("computed", _TOOLS_ORDER, mcp="is_mcp")
     # The rule's verdicts of sessions an earlier audit computed are read back from the store. (Its
     # version leaves out which calls were read: an audit and ``tokaudit show`` share the cache.)

@@ -267,6 +267,15 @@ PROGRESS_SQL = r"""TRY_CAST(
                    lambda m: CASE WHEN NOT regexp_matches(m.k, '(?i)change|delta|diff|growth|gain|loss|return|yield|rate|margin')
                                   THEN nullif(m.v, '') END)[1] AS DOUBLE)"""
 
+# A countdown in a result: a number under a key that says how long until the job is done or how much of it is
+# left ("etaSeconds": 30, "eta_s": 45, "ETA": 40, "estimated_remaining_s": 120, "time_left": 9, "readyIn": 30). A key
+# must name it whole ("beta", "metadata" do not), and an interval to wait before asking again ("retry_after",
+# "poll_interval") is no countdown: a server gives the same one every time. Read from any tool's result (a
+# status URL the agent polls with curl is a service's answer too); a cheap test before the extraction.
+ETA_SQL = r"""CASE WHEN regexp_matches(result_excerpt, '(?i)eta|remaining|time_?left|ready_?in') THEN TRY_CAST(nullif(regexp_extract(result_excerpt,
+    '(?:^|[^A-Za-z0-9])((?:[a-z]+_)*(?:eta|ETA)(?:[A-Z_][A-Za-z_]*)?|[A-Za-z_]*(?:[Rr]emaining|[Tt]ime_?[Ll]eft|[Rr]eady_?[Ii]n)[A-Za-z_]*)"?\s*[:=]\s*"?([0-9]+(?:[.][0-9]+)?)',
+    2), '') AS DOUBLE) END"""
+
 # A progress meter in a result: one under a progress-like key (``PROGRESS_SQL``), else the first "NN%" or
 # "N of M" / "N/M". A server that paces a chain
 # (LoopTrap: "coverage 60 % — continue") shows it rising while the model keeps calling with new

@@ -40,8 +40,8 @@ STAMP_KEY = "steering_data_version"
 STEERING_COLUMNS = ("shape_hash", "values_hash", "unnarrated_hashes", "steered", "alias_steered", "authored", "resent", "relayed")
 """The columns ``steering_sql`` adds to its relation."""
 
-WORDING_COLUMNS = ("has_continuation", "has_directive", "progress")
-"""What ``analyze.frames`` reads from a result's text with regexes (``analyze.lexicon``, a poll's progress)."""
+WORDING_COLUMNS = ("has_continuation", "has_directive", "progress", "eta")
+"""What ``analyze.frames`` reads from a result's text with regexes (``analyze.lexicon``, a poll's progress and countdown)."""
 
 CACHED_COLUMNS = STEERING_COLUMNS + WORDING_COLUMNS
 """What the cache keeps per tool call."""

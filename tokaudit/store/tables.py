@@ -342,6 +342,7 @@ steering_cache = Table(
     Column("has_continuation", Boolean),
     Column("has_directive", Boolean),
     Column("progress", Double),
+    Column("eta", Double),
 )
 
 steering_sessions = Table(

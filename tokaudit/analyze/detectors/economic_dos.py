@@ -29,7 +29,8 @@ A session is flagged when:
   repetitive, random or repeated (sponge) results of an MCP tool, or answers to the same poll
   that each repeat the one before and grow (D2 ``accumulating_results``), or answers to new questions that climb
   call after call (D2 ``swelling_results``: a server appending all it said before), a poll whose progress
-  went backwards again and again (D3 ``progress_regressions``), an MCP tool slower
+  went backwards again and again (D3 ``progress_regressions``), or whose countdown never ran down
+  (D3 ``stalled_countdown``: "ready in 30 s" for forty minutes, fetched by any tool), an MCP tool slower
   than the prompt cache's lifetime called again and again, or one after whose calls the warm prompt cache was
   lost again and again (D8 ``cache_churn``: a server re-announcing its tools on every call), near-duplicate
   calls of an MCP tool whose results were large (``min_near_duplicate_result_tokens``
@@ -177,14 +178,15 @@ def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool
     elif f.detector == "failure_spend":
         kind = f.metric == "failure_storm"
     elif f.detector == "same_tool_chain":
-        kind = f.metric == "progress_regressions"
+        kind = f.metric in ("progress_regressions", "stalled_countdown")
     else:
         kind = f.detector in STRUCTURAL
     # A chain of the agent's own tools alone (a cycle of read, edit, test; a long file read) is coding
     # work on what the user's machine holds: findings that say so (evidence "mcp") do not count.
     # A long steered chain of new content counts only at a high cost; a drip-feed of slivers with the cost gate.
+    # A countdown that never runs down is a service's answer whichever tool fetched it (a status URL polled with curl).
     return (
-        kind and f.evidence.get("mcp", True)
+        kind and (f.evidence.get("mcp", True) or f.metric == "stalled_countdown")
         and (f.evidence.get("repetitive", True) or bool(f.evidence.get("drip")) or bool(f.evidence.get("relay"))
              or (params.long_chain_verdict and ratio is not None and ratio >= params.min_long_chain_cost_ratio))
     )
