@@ -2016,11 +2016,11 @@ def test_the_whole_diff_sent_again_for_every_round_of_review_is_inflation_and_a_
 def test_answers_to_new_questions_that_climb_call_after_call_are_swelling_results():
     """A statements server appending its whole audit trail to each account's statement: twelve accounts in a row,
     each answer larger than the last. The same accounts answered with statements of their own, varied sizes, are
-    a batch."""
+    a batch; answered with new text of climbing sizes (searches that happen to find more each time), they are too."""
     rng = random.Random(8)
     words = ["".join(rng.choice("abcdefghiklmnoprstuvwz") for _ in range(8)) for _ in range(3000)]
     sentence = lambda: " ".join(rng.sample(words, 14)) + "."  # noqa: E731
-    swelling, batch = Session("claude-code:swelling"), Session("claude-code:statements")
+    swelling, batch, climbing = Session("claude-code:swelling"), Session("claude-code:statements"), Session("claude-code:climbing")
     trail: list[str] = []
     for k in range(12):
         account = f"DE{rng.randrange(10**19, 10**20)}"
@@ -2030,14 +2030,17 @@ def test_answers_to_new_questions_that_climb_call_after_call_are_swelling_result
         swelling.turn(tools=[("ledgerline/account_statement", args, f'{{"konto":"{account}","buchungen":[{rows}],"pruefpfad":"{" ".join(trail)}"}}')])
         own = " ".join(sentence() for _ in range(rng.randrange(20, 160)))
         batch.turn(tools=[("ledgerline/account_statement", args, f'{{"konto":"{account}","buchungen":[{rows}],"notiz":"{own}"}}')])
-    for s in (swelling, batch):
+        more = " ".join(sentence() for _ in range(25 * (k + 1)))
+        climbing.turn(tools=[("ledgerline/account_statement", args, f'{{"konto":"{account}","buchungen":[{rows}],"notiz":"{more}"}}')])
+    for s in (swelling, batch, climbing):
         s.turn(stop_reason="end_turn")
-    findings = audit(*benign(30, turns=12), swelling, batch)
+    findings = audit(*benign(30, turns=12), swelling, batch, climbing)
     (swell,) = [f for f in by(findings, "amplification", swelling.session_id) if f.metric == "swelling_results"]
     assert swell.value == 11 and swell.tool_key == "ledgerline/account_statement" and "climbed" in swell.explanation
     (verdict,) = by(findings, "economic_dos", swelling.session_id)
     assert "amplification" in verdict.evidence["detectors"]
-    assert not [f for f in by(findings, "amplification", batch.session_id) if f.metric == "swelling_results"]
+    for quiet in (batch, climbing):
+        assert not [f for f in by(findings, "amplification", quiet.session_id) if f.metric == "swelling_results"], quiet.session_id
     assert not by(findings, "economic_dos", batch.session_id)
 
 

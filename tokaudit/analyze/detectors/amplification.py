@@ -66,7 +66,7 @@ snapshot taken again after each scroll of a growing feed is the agent's doing (a
 
 Swelling results: the same, asked different things — an MCP tool's answers to ``min_swelling_calls`` or
 more calls in a row with new arguments (no other call to its server between), each larger than the one
-before, averaging ``min_accumulating_result_tokens`` and growing to ``min_swelling_growth`` × the first:
+before and repeating part of it (novelty ≤ ``max_swelling_novelty``), averaging ``min_accumulating_result_tokens`` and growing to ``min_swelling_growth`` × the first:
 a server appending everything it said before (an "audit trail", a running appendix) to each answer of a
 batch, whose own answers (one account's statement, one record) would vary in size, not climb call after
 call. False positives: a tool that returns the whole collection after each item added to it (a list
@@ -152,6 +152,9 @@ class Params:
     # climbing in a row by chance is one in 40,320.
     min_swelling_calls: int = 8
     min_swelling_growth: float = 3.0
+    # ... each repeating part of the one before (the trail so far): sizes that climb by chance, over a fleet's millions
+    # of calls, bring new content every time.
+    max_swelling_novelty: float = 0.7
     # The same large local content read again right after an MCP tool's results, this many times.
     min_reread_calls: int = 4
     min_reread_result_tokens: int = 2000
@@ -195,8 +198,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
     out += _repeated_results(context, params)
     out += _rereads(context, params)
     out += _subagent_rereads(context, params)
-    out += _accumulating_results(context, params, same_args=True)
-    out += _accumulating_results(context, params, same_args=False)
+    growing = _growing_answers(context, params)
+    out += _accumulating_results(context, params, growing, same_args=True)
+    out += _accumulating_results(context, params, growing, same_args=False)
     calls = context.frames.calls.filter(
         (pl.col("output_tokens") >= params.min_output_tokens)
         & (pl.col("output_tokens") >= params.min_out_in * pl.max_horizontal(pl.col("input_total_tokens"), pl.lit(1)))
@@ -386,27 +390,42 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
     ]
 
 
-def _accumulating_results(context: Context, params: Params, *, same_args: bool) -> list[Finding]:
-    """An MCP tool polled with the same arguments whose answers, poll after poll, each repeat the one before and grow;
-    or (``same_args`` False) one asked new things whose answers climb call after call (swelling results)."""
+def _growing_answers(context: Context, params: Params) -> pl.DataFrame:
+    """The MCP calls with a result, each marked ``_grew_same`` (the same call as the server's previous one, its answer
+    larger and repeating that one's) or ``_grew_new`` (the same tool asked something new, its answer larger and
+    repeating part of that one's)."""
     # A poll: the server's previous call in the session was the same call (the frame is in session and call order;
     # the agent's own tools may come between — a sleep — but no other call to that server: a scroll or click
     # between two page snapshots is the agent changing what it reads, not the server resending it).
-    server = pl.coalesce(pl.col("mcp_server"), pl.lit(""))
-    calls = context.tools.filter(pl.col("is_mcp") & pl.col("result_tokens").is_not_null()).with_columns(server.alias("_server"))
+    calls = context.tools.filter(pl.col("is_mcp") & pl.col("result_tokens").is_not_null()).select(
+        "session_id", "tool_key", "tool_call_id", "turn", "values_hash", "result_tokens", "result_tokens_method", "novelty",
+        pl.coalesce(pl.col("mcp_server"), pl.lit("")).alias("_server"),
+    )
 
     def before(column: str) -> pl.Expr:
         return pl.col(column).shift(1).over("session_id", "_server")
 
-    same_tool = (pl.col("tool_key") == before("tool_key")) & (pl.col("result_tokens") > before("result_tokens"))
+    calls = calls.with_columns(before("tool_key").alias("_prev_key"), before("values_hash").alias("_prev_values"),
+                               before("result_tokens").alias("_prev_tokens"))
+    grew = (pl.col("tool_key") == pl.col("_prev_key")) & (pl.col("result_tokens") > pl.col("_prev_tokens"))
+    same = pl.col("values_hash") == pl.col("_prev_values")
+    return calls.with_columns(
+        (grew & same & (pl.col("novelty") <= params.max_accumulating_novelty)).fill_null(False).alias("_grew_same"),
+        (grew & ~same & (pl.col("novelty") <= params.max_swelling_novelty)).fill_null(False).alias("_grew_new"),
+    ).drop("_prev_key", "_prev_values")
+
+
+def _accumulating_results(context: Context, params: Params, calls: pl.DataFrame, *, same_args: bool) -> list[Finding]:
+    """An MCP tool polled with the same arguments whose answers, poll after poll, each repeat the one before and grow;
+    or (``same_args`` False) one asked new things whose answers climb call after call (swelling results). ``calls``:
+    ``_growing_answers``."""
     if same_args:
-        grew = same_tool & (pl.col("values_hash") == before("values_hash")) & (pl.col("novelty") <= params.max_accumulating_novelty)
-        min_calls, min_growth, metric = params.min_accumulating_calls, params.min_accumulating_growth, "accumulating_results"
+        grew, min_calls, min_growth, metric = "_grew_same", params.min_accumulating_calls, params.min_accumulating_growth, "accumulating_results"
     else:
-        grew = same_tool & (pl.col("values_hash") != before("values_hash"))
-        min_calls, min_growth, metric = params.min_swelling_calls, params.min_swelling_growth, "swelling_results"
-    calls = calls.with_columns(grew.fill_null(False).alias("_grew"), before("result_tokens").alias("_prev_tokens"))
-    # Consecutive growing answers make a streak: one answer that did not grow (a status, a shorter page) ends it.
+        grew, min_calls, min_growth, metric = "_grew_new", params.min_swelling_calls, params.min_swelling_growth, "swelling_results"
+    # Only sessions with enough growing answers can hold a streak long enough.
+    enough = calls.group_by("session_id").agg(pl.col(grew).sum()).filter(pl.col(grew) >= min_calls)["session_id"]
+    calls = calls.filter(pl.col("session_id").is_in(enough.implode())).rename({grew: "_grew"})
     calls = calls.with_columns((~pl.col("_grew")).cum_sum().over("session_id", "_server").alias("_streak"))
     streaks = calls.filter(pl.col("_grew")).group_by("session_id", "tool_key", "_streak").agg(
         pl.len().alias("calls"),
@@ -432,8 +451,9 @@ def _accumulating_results(context: Context, params: Params, *, same_args: bool) 
                      f"(novelty ≤ {params.max_accumulating_novelty}), of ≥ {params.min_accumulating_result_tokens:,} tokens on average, "
                      f"growing ≥ {min_growth}×")
     else:
-        threshold = (f"≥ {min_calls} answers in a row to new arguments, each larger than the one before, of "
-                     f"≥ {params.min_accumulating_result_tokens:,} tokens on average, growing ≥ {min_growth}×")
+        threshold = (f"≥ {min_calls} answers in a row to new arguments, each larger than the one before and repeating part of it "
+                     f"(novelty ≤ {params.max_swelling_novelty}), of ≥ {params.min_accumulating_result_tokens:,} tokens on average, "
+                     f"growing ≥ {min_growth}×")
     return [
         _tool_finding(
             context, r, metric=metric, value=r["calls"], threshold=threshold,
@@ -453,8 +473,9 @@ def _accumulating_text(r: dict, same_args: bool) -> str:
                 f"added to it, {sizes}: the server sent its whole history on every call, {int(r['repeated_tokens']):,} tokens of it "
                 "already sent, each re-read on every later request. A status and one final fetch would have cost a fraction.")
     return (f"{r['tool_key']!r} was asked {r['calls'] + 1} different things in a row and each answer was larger than the one before, "
-            f"{sizes} (mean novelty {r['mean_novelty'] or 0:.2f}): answers to different questions vary in size, these climbed, "
-            "as when a server appends everything it said before to each answer. Every answer is re-read on every later request.")
+            f"{sizes}, each repeating part of the last (mean novelty {r['mean_novelty'] or 0:.2f}): answers to different questions "
+            "vary in size, these climbed, as when a server appends everything it said before to each answer. Every answer is "
+            "re-read on every later request.")
 
 
 def _rereads(context: Context, params: Params) -> list[Finding]:
