@@ -237,16 +237,16 @@ def test_a_steered_chain_of_boilerplate_pages_is_a_loop_even_when_each_page_has_
     assert by(findings, "economic_dos", s.session_id)
 
 
-def _long_pagination(session_id: str, pages: int, context_tokens: int) -> Session:
+def _long_pagination(session_id: str, pages: int, context_tokens: int, words: int = 60) -> Session:
     """A cursor copied from each page into the next call; every page new words (distinct prose or records),
-    about 125 tokens of them (small pages, but more than the drip rule's slivers)."""
+    ``words`` of them: 60 are about 125 tokens (small pages, but more than the drip rule's slivers)."""
     rng = random.Random(session_id)
     vocabulary = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7)) for _ in range(4000)]
     s = Session(session_id, context_tokens=context_tokens)
     cursor = "start"
     for page in range(pages):
         nxt = f"cur{page * 7919 % 10007:05d}x{page}"
-        text = " ".join(rng.sample(vocabulary, 60))
+        text = " ".join(rng.sample(vocabulary, words))
         s.turn(tools=[("manual/read_chapter", f'{{"book":"policy","cursor":"{cursor}"}}', f"{text}. Next cursor: {nxt}")])
         cursor = nxt
     return s
@@ -2078,3 +2078,72 @@ def test_a_job_always_half_a_minute_away_is_a_stalled_countdown_and_one_running_
     for quiet in (running, interval, few):
         assert not [f for f in by(findings, "same_tool_chain", quiet.session_id) if f.metric == "stalled_countdown"], quiet.session_id
         assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id
+
+
+def test_one_text_translated_into_language_after_language_is_work_and_the_same_text_judged_briefly_is_inflation():
+    """Three notices, each sent whole to a translation server once per target language, each answer a new text as
+    long: the input transformed, the work's. The same notice sent to a "review" of each locale answered in a line,
+    and a file sent after each edit for an attestation that is the same boilerplate every time, are inflation."""
+    rng = random.Random(12)
+    vocab = {lang: ["".join(rng.choice("abcdefghijklmnoprstuvz") for _ in range(7)) for _ in range(2000)] for lang in ("en", "de", "fr", "es", "it", "pt")}
+    text = lambda lang, n: " ".join(rng.sample(vocab[lang], n))  # noqa: E731
+    translate, carousel, attest = (Session(f"claude-code:{name}") for name in ("translate", "carousel", "attest"))
+    boilerplate = text("fr", 400)
+    for doc in range(3):
+        notice = text("en", 400)
+        for lang in ("de", "fr", "es", "it", "pt"):
+            args = json.dumps({"text": notice, "source": "en", "target": lang})
+            translate.turn(tools=[("l10n-hub/translate", args, json.dumps({"target": lang, "text": text(lang, 400)}))], output_tokens=len(args) // 4)
+            carousel.turn(tools=[("l10n-hub/translate_review", args, json.dumps({"locale": lang, "status": "below_floor", "quality": 0.6}))],
+                          output_tokens=len(args) // 4)
+        module = text("en", 400)
+        for edit in range(5):
+            attest.turn(tools=[("Edit", json.dumps({"file_path": "/srv/app.py", "old_string": str(edit), "new_string": "x"}), "ok")])
+            words = module.split()
+            words[200] = f"edit{doc}{edit}"  # the file as edited: changed in its middle
+            args = json.dumps({"path": "/srv/app.py", "excerpt": " ".join(words)})
+            attest.turn(tools=[("license-guard/attest", args, json.dumps({"spdx": "Apache-2.0", "attestation": boilerplate}))],
+                        output_tokens=len(args) // 4)
+    for s in (translate, carousel, attest):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30, turns=12), translate, carousel, attest)
+    assert not by(findings, "argument_inflation", translate.session_id) and not by(findings, "economic_dos", translate.session_id)
+    for s in (carousel, attest):
+        assert by(findings, "argument_inflation", s.session_id), s.session_id
+        assert by(findings, "economic_dos", s.session_id), s.session_id
+
+
+def test_a_plain_word_the_last_answer_holds_is_no_copied_cursor():
+    """A to-do server answering every add with the whole list: each new item names an owner who is already on it
+    ("Ida"), a plain word the last answer holds — the model's choice, not a cursor — so the adds are not steered.
+    The same loop handed a scope path the answer named ("src/billing") is."""
+    rng = random.Random(2)
+    owners = ["Noah", "Hanna", "Lena", "Ida", "Emil"]
+    todo, scopes = Session("claude-code:todo"), Session("claude-code:scopes")
+    items: list[dict] = []
+    paths = [f"src/{name}" for name in ("billing", "auth", "ledger", "search", "media", "quotes", "alerts", "users", "orders")]
+    for k in range(8):
+        owner = owners[k % len(owners)] if k < len(owners) else rng.choice([i["owner"] for i in items])
+        items.append({"id": k + 1, "title": f"Item about {rng.choice(['rollout', 'tariff', 'breaker', 'replica'])} {k}", "owner": owner})
+        todo.turn(tools=[("todo/add_item", json.dumps({"list": "release-2.4", "title": items[-1]["title"], "owner": owner}),
+                          json.dumps({"list": "release-2.4", "items": items}))])
+        scopes.turn(tools=[("scan/scan_scope", json.dumps({"repo": "acme", "scope": paths[k]}),
+                            json.dumps({"coverage_pct": 10 * (k + 1), "unaudited": paths[k + 1:k + 4]}))])
+    context = build_context(frames(*benign(5), todo, scopes))
+    steered = dict(context.tools.group_by("session_id").agg(pl.col("steered").sum()).iter_rows())
+    assert steered[todo.session_id] == 0 and steered[scopes.session_id] == 7
+
+
+def test_a_steered_chain_of_a_hundred_calls_or_more_is_a_verdict_at_three_times_its_cohort_whatever_the_setting():
+    """A listing paged 120 times (a server shrinking its pages until the agent pays a request per handful of rows)
+    convicts at 3x its cohort's cost with long_chain_verdict off (and only past that cost); 60 pages, the longest
+    honest listings seen, do not. (Pages of 200 words, above a long drip's few records.)"""
+    very_long, long_ = _long_pagination("claude-code:pages-120", 120, 60_000, 200), _long_pagination("claude-code:pages-60", 60, 60_000, 200)
+    findings = audit(*benign(30), very_long, long_)
+    (verdict,) = by(findings, "economic_dos", very_long.session_id)
+    assert verdict.value >= 3.0 and verdict.tool_key == "manual/read_chapter" and "of ≥ 100 calls" in verdict.threshold
+    (loop,) = by(findings, "continuation_loop", long_.session_id)
+    assert loop.evidence["repetitive"] is False and loop.value == 60
+    assert not by(findings, "economic_dos", long_.session_id)
+    below_gate = audit(*benign(30), very_long, economic_dos={"min_long_chain_cost_ratio": 1000.0})
+    assert by(below_gate, "continuation_loop", very_long.session_id) and not by(below_gate, "economic_dos", very_long.session_id)

@@ -131,7 +131,8 @@ def _spelled_up_by_one(words: dict[str, int]) -> str:
 #     countdown of steps "remaining"; for an MCP call, a date moving a day on, a numbered word such as "step-07", or a counter
 #     spelled out — "phase two", "Part IV", section "c"; other numbers inside text are not counters —
 #     "f3.py" → "f4.py" is a batch over numbered files);
-#   - it was copied as a token from that call's result (a cursor, an id, a scope the result named);
+#   - it was copied as a token from that call's result (a cursor, an id, a scope the result named: a digit or
+#     punctuation in it, or twelve characters or more — a plain word such as a name is the model's choice);
 #   - for an MCP call: a number of three digits or more, or a value whose numbers alone changed, that
 #     the result named as a whole number (an offset the server chose, "next_offset=289"; "part 4") — a
 #     day or count below 100 is in any listing, and an editor's view range copied from the line
@@ -196,7 +197,10 @@ _VALUE_SCORE = _fill(
         -- "phase two", "third" → "fourth", "Part IV" → "Part V", section "c" → "d").
         WHEN _mcp AND regexp_replace(args_values[i], '[A-Za-z]+$', '') = regexp_replace({prev}[i], '[A-Za-z]+$', '')
              AND ({spelled:NUMBER_WORDS} OR {spelled:LETTERS}) THEN 1
+        -- Copied as a token: an id, path or cursor (a digit or punctuation in it, or long). A plain word the result
+        -- holds — a name, a category among a listing's — is the model's own choice (the owner of a to-do item).
         WHEN length(args_values[i]) >= 4 AND NOT regexp_matches(args_values[i], '\\s')
+             AND (length(args_values[i]) >= 12 OR regexp_matches(args_values[i], '[0-9/.:=+_@#-]'))
              AND {copied} THEN 1
         WHEN _mcp AND contains({excerpt}, args_values[i])  -- cheap, and needed by the exact test below
              AND regexp_matches(args_values[i], '[0-9]') AND (length(args_values[i]) >= 3 OR regexp_matches(args_values[i], '[^0-9]'))

@@ -3,7 +3,10 @@
 Within a run of one tool that is not a content writer (write, edit, patch,
 exec …, whose arguments *are* the work; a tool named for checking what it is
 sent — review_patch, validate_query — writes nothing), counting only calls with long
-arguments (≥ ``min_call_args_tokens`` each): they total ≥ ``min_args_tokens``
+arguments (≥ ``min_call_args_tokens`` each) answered with little (at most
+``max_transformed_share`` of them), or with as much that the tool had mostly said before (novelty
+below ``min_transformed_novelty``) for a new input — not a new answer as large, which is the input
+transformed (a text translated into language after language is the work's input): they total ≥ ``min_args_tokens``
 over ≥ ``min_calls`` calls; or such arguments make ≥ ``min_args_share`` of the
 output tokens of ≥ ``min_calls`` requests; or the arguments grow
 ``min_growth``× from the first call to the last over ≥ 4 calls (cumulative
@@ -51,6 +54,16 @@ CHECKING_TOOLS = (r"(?i)(?:^|/)(?:review|validate|verify|check|lint|audit|inspec
                   r"|grade|diagnose|explain|estimate|preview|dry[-_]?run)")
 
 
+def _consumed(params: Params) -> pl.Expr:
+    """Whether a call's long arguments count: they came back as little (a verdict, a receipt, a list of violations:
+    at most ``max_transformed_share`` of them), or as an answer as large that was mostly what the tool had said
+    before (novelty below ``min_transformed_novelty``: an attestation's boilerplate) for an input of its own (not
+    ``resent``). A new answer as large is the input transformed — a text translated, a document summarised at
+    length — and the same input sent again for another (the next language) is the work's, not the server's demand."""
+    small = pl.col("result_tokens").fill_null(0) <= params.max_transformed_share * pl.col("args_tokens").fill_null(0)
+    return small | (~pl.col("resent").fill_null(False) & (pl.col("novelty").fill_null(1.0) < params.min_transformed_novelty))
+
+
 def _content_tool() -> pl.Expr:
     """Whether a call's tool writes content (``CONTENT_TOOLS``, not ``CHECKING_TOOLS``): its arguments are the work."""
     return pl.col("tool_key").str.contains(CONTENT_TOOLS) & ~pl.col("tool_key").str.contains(CHECKING_TOOLS)
@@ -70,6 +83,10 @@ class Params:
     min_resent_call_args_tokens: int = 300
     min_resent_share: float = 0.75
     max_resent_result_share: float = 0.5  # each re-sent call's result at most this share of its arguments
+    # Long arguments count when their answer was at most this share of them, or as large but mostly what the tool said
+    # before: one text translated into language after language answers with about as much as it was sent, and new.
+    max_transformed_share: float = 0.5
+    min_transformed_novelty: float = 0.5
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -122,9 +139,9 @@ def _server_runs(tools: pl.DataFrame, params: Params) -> pl.DataFrame:
     is_mcp = pl.col("is_mcp") & pl.col("mcp_server").is_not_null()
     # Only sessions where a server was sent long arguments by enough of its non-writing calls can fire: found on
     # four columns first, so that the whole frame is filtered once, to those sessions.
-    long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~_content_tool()
+    long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~_content_tool() & _consumed(params)
     candidates = (
-        tools.select("session_id", "mcp_server", "tool_key", "args_tokens", "is_mcp").filter(is_mcp & long_args)
+        tools.select("session_id", "mcp_server", "tool_key", "args_tokens", "result_tokens", "resent", "novelty", "is_mcp").filter(is_mcp & long_args)
         .group_by("session_id", "mcp_server").len().filter(pl.col("len") >= params.min_calls)
     )
     mcp = tools.filter(is_mcp & pl.col("session_id").is_in(candidates["session_id"].unique().implode())).select(
@@ -148,7 +165,7 @@ def _inflated(tools: pl.DataFrame, by: str, params: Params) -> pl.DataFrame:
     runs = run_groups(tools, by, params.min_calls)
     if runs.is_empty():
         return runs
-    long_args = pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens
+    long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & _consumed(params)
     content = _content_tool()
     spans = [pl.col("tools").first(), pl.col("tool_runs").first()] if "tools" in tools.columns else []
     extra = tools.filter(pl.col(by).is_not_null()).group_by(by).agg(

@@ -22,7 +22,11 @@ A session is flagged when:
   and the session cost at least ``min_long_chain_cost_ratio`` × its cohort median.
   Off by default: a long pagination the task wanted has the same shape and costs
   as much (listings of 30–60 pages at 4–22× their cohort in a blind probe, against
-  two drip-feeds), so the D5 finding stays its own, for a person to judge;
+  two drip-feeds), so the D5 finding stays its own, for a person to judge — up to
+  ``min_very_long_chain_len`` calls: a chain of that many (a server shrinking its pages
+  call after call, 100–400 pages of a listing an agent had asked 100 rows a page of) convicts at
+  ``min_long_chain_cost_ratio`` whatever the setting, a length no honest listing of the
+  blind probes or the simulator's reached;
 * a weaker structural detector fired — argument inflation (D6), a relay walk across tools (D5 ``relay``:
   each MCP call sending a reference the previous answer named, new content every call, as an honest
   investigation's are but for many more hops), verbose,
@@ -117,6 +121,9 @@ class Params:
     # default; when on, at this cost.
     long_chain_verdict: bool = False
     min_long_chain_cost_ratio: float = 3.0
+    # ... and from this many calls on, whatever ``long_chain_verdict`` says (honest paginations in the blind probes and
+    # the simulator's corpora stopped at about 60 pages).
+    min_very_long_chain_len: int = 100
     # Arguments the model wrote to a server whose tool definitions changed mid-session (a shadow tool
     # asking for a "context digest" on every step): enough of them make the change a verdict.
     min_changed_server_args_tokens: int = 500
@@ -188,7 +195,8 @@ def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool
     return (
         kind and (f.evidence.get("mcp", True) or f.metric == "stalled_countdown")
         and (f.evidence.get("repetitive", True) or bool(f.evidence.get("drip")) or bool(f.evidence.get("relay"))
-             or (params.long_chain_verdict and ratio is not None and ratio >= params.min_long_chain_cost_ratio))
+             or ((params.long_chain_verdict or (f.evidence.get("steered_calls") or 0) + 1 >= params.min_very_long_chain_len)
+                 and ratio is not None and ratio >= params.min_long_chain_cost_ratio))
     )
 
 
@@ -330,8 +338,9 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 detector=NAME, severity=severity, session_id=session_id,
                 first_turn=min(turns) if turns else None, last_turn=max(turns) if turns else None,
                 metric="cost_ratio", value=ratio if ratio is not None else 0.0,
-                threshold=("D5, D15, a D6 repair loop or a D9 failure storm" + (f" (a long D5 chain of new content: cost ≥ {params.min_long_chain_cost_ratio}× cohort median)"
-                                          if params.long_chain_verdict else "") + "; another "
+                threshold=("D5, D15, a D6 repair loop or a D9 failure storm; a D5 chain of new content "
+                           + ("" if params.long_chain_verdict else f"of ≥ {params.min_very_long_chain_len} calls ")
+                           + f"with cost ≥ {params.min_long_chain_cost_ratio}× cohort median; another "
                            f"chain detector with cost ≥ {params.min_cost_ratio}× cohort median; D1; D10; or D12 with D8"),
                 excess_tokens=max((f.excess_tokens or 0 for f in found), default=None),
                 excess_usd=max((f.excess_usd for f in found if f.excess_usd is not None), default=None),
