@@ -2068,14 +2068,15 @@ def test_a_job_always_half_a_minute_away_is_a_stalled_countdown_and_one_running_
     stalled = _status_polls("claude-code:stalled", [30, 40, 35, 45, 30] * 8 + [0])  # done at last
     running = _status_polls("claude-code:running-down", list(range(1200, 0, -30)))
     interval = _status_polls("claude-code:retry-after", [30] * 40, key="retry_after")
+    finished = _status_polls("claude-code:finished", [0] * 40)  # "0 s away" polled again: run down already
     few = _status_polls("claude-code:few-polls", [30, 40, 35, 30, 45], via_shell=False)
-    findings = audit(*benign(30, turns=12), stalled, running, interval, few)
+    findings = audit(*benign(30, turns=12), stalled, running, interval, few, finished)
     (stall,) = [f for f in by(findings, "same_tool_chain", stalled.session_id) if f.metric == "stalled_countdown"]
     assert stall.value == 41 and stall.tool_key == "Bash" and stall.evidence["first_eta"] == 30 and stall.evidence["span_s"] >= 40 * 32
     assert "never ran down" in stall.explanation and stall.evidence["mcp"] is False
     (verdict,) = by(findings, "economic_dos", stalled.session_id)
     assert "same_tool_chain" in verdict.evidence["detectors"] and verdict.value >= 1.5
-    for quiet in (running, interval, few):
+    for quiet in (running, interval, few, finished):
         assert not [f for f in by(findings, "same_tool_chain", quiet.session_id) if f.metric == "stalled_countdown"], quiet.session_id
         assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id
 

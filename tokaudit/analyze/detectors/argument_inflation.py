@@ -3,10 +3,10 @@
 Within a run of one tool that is not a content writer (write, edit, patch,
 exec …, whose arguments *are* the work; a tool named for checking what it is
 sent — review_patch, validate_query — writes nothing), counting only calls with long
-arguments (≥ ``min_call_args_tokens`` each) answered with little (at most
-``max_transformed_share`` of them), or with as much that the tool had mostly said before (novelty
-below ``min_transformed_novelty``) for a new input — not a new answer as large, which is the input
-transformed (a text translated into language after language is the work's input): they total ≥ ``min_args_tokens``
+arguments (≥ ``min_call_args_tokens`` each) that the tool consumed: answered with little (at most
+``max_transformed_share`` of them), or with as much that mostly repeats what it said before (novelty
+below ``min_transformed_novelty``) for an input of its own. A new answer as large is the input
+transformed — a text translated into language after language — the work's input. They total ≥ ``min_args_tokens``
 over ≥ ``min_calls`` calls; or such arguments make ≥ ``min_args_share`` of the
 output tokens of ≥ ``min_calls`` requests; or the arguments grow
 ``min_growth``× from the first call to the last over ≥ 4 calls (cumulative
@@ -138,7 +138,7 @@ def _server_runs(tools: pl.DataFrame, params: Params) -> pl.DataFrame:
     fix, validate …), or after every step of the agent's own work, makes no run of one tool; it makes one of these."""
     is_mcp = pl.col("is_mcp") & pl.col("mcp_server").is_not_null()
     # Only sessions where a server was sent long arguments by enough of its non-writing calls can fire: found on
-    # four columns first, so that the whole frame is filtered once, to those sessions.
+    # a few columns first, so that the whole frame is filtered once, to those sessions.
     long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~_content_tool() & _consumed(params)
     candidates = (
         tools.select("session_id", "mcp_server", "tool_key", "args_tokens", "result_tokens", "resent", "novelty", "is_mcp").filter(is_mcp & long_args)

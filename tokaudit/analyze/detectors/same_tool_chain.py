@@ -19,9 +19,9 @@ Stalled countdowns (metric ``stalled_countdown``): a call repeated with the same
 (any tool: a status URL fetched with ``curl`` is a service's answer too) whose results carry a
 countdown (``analyze.steering.ETA_SQL``: "etaSeconds": 30, "remaining_s": 120) on
 ``min_stalled_polls`` or more polls in a row, standing over their second half at half the first
-countdown or more, though the polls spanned twice the first countdown or more: a job that is always "30 s away" keeps the agent
-polling — and re-reading its context — as long as the service likes, where a real job's
-countdown runs down. False positives: a service whose estimate never moves (a fixed "about a
+countdown or more, though the polls spanned twice the first countdown or more: a job that is
+always "30 s away" keeps the agent polling — and re-reading its context — as long as the
+service likes, where a real job's countdown runs down. False positives: a service whose estimate never moves (a fixed "about a
 minute") while a slow job runs: the same waste, hence the verdict's cost gate.
 """
 
@@ -126,7 +126,6 @@ def _stalled_countdowns(context: Context, params: Params) -> list[Finding]:
         pl.len().alias("polls"),
         pl.col("eta").first().alias("first_eta"),
         pl.col("eta").last().alias("last_eta"),
-        pl.col("eta").min().alias("min_eta"),
         # Where the countdown stood over the streak's second half (a last answer of 0, "done", aside).
         pl.col("eta").slice(pl.len() // 2).median().alias("late_eta"),
         ((pl.col("ts_utc").max() - pl.col("ts_utc").min()).dt.total_milliseconds() / 1000).alias("span_s"),
@@ -138,7 +137,8 @@ def _stalled_countdowns(context: Context, params: Params) -> list[Finding]:
         pl.col("is_mcp").any().alias("mcp"),
         fire_turn(params.min_stalled_polls),
     ).filter(
-        (pl.col("polls") >= params.min_stalled_polls) & (pl.col("late_eta") >= pl.col("first_eta") / 2)
+        # (A first countdown of 0 has run down already: "remaining: 0" polled again is no stall.)
+        (pl.col("polls") >= params.min_stalled_polls) & (pl.col("first_eta") > 0) & (pl.col("late_eta") >= pl.col("first_eta") / 2)
         & (pl.col("span_s") >= 2 * pl.col("first_eta"))
     )
     # One finding per tool and session: its longest streak.
