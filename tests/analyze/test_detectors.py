@@ -1937,7 +1937,7 @@ def test_long_arguments_a_server_has_written_to_its_tools_in_turn_or_between_the
 
 def _windows(session_id: str, windows: int, *, adjacent: bool = True, seed: int = 5) -> Session:
     """A sensor read window by window: each call's start is the last one's end (``adjacent``; else windows of a day
-    picked at random, a batch), windows of 15–30 minutes, each answered with 20 readings (about 170 tokens: more than
+    picked at random, a batch), windows of 15–30 minutes, each answered with 26 readings (about 150 tokens: more than
     the short drip's slivers)."""
     rng = random.Random(seed)
     s = Session(session_id, context_tokens=20_000)
@@ -1947,9 +1947,10 @@ def _windows(session_id: str, windows: int, *, adjacent: bool = True, seed: int 
             start = datetime(2026, 3, 1) + timedelta(minutes=15 * rng.randrange(96))
         end = start + timedelta(minutes=rng.choice((15, 20, 30)))
         stamp = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
-        readings = ",".join(f'["{(start + timedelta(minutes=m)).strftime("%H:%M")}",{rng.uniform(-2, 3):.4f}]' for m in range(20))
+        readings = ",".join(f'["{(start + timedelta(minutes=m)).strftime("%H:%M")}",{rng.uniform(-2, 3):.4f}]' for m in range(26))
+        # (The answer does not name the window's end: the next start is taken from the call, not the result.)
         s.turn(tools=[("tidewater/read_window", json.dumps({"sensor": "tw-0892", "window": {"start": stamp(start), "end": stamp(end)}}),
-                       f'{{"sensor":"tw-0892","readings":[{readings}],"coverage":{{"through":"{stamp(end)}"}}}}')], output_tokens=60)
+                       f'{{"sensor":"tw-0892","readings":[{readings}]}}')], output_tokens=60)
         start = end
     s.turn(stop_reason="end_turn")
     return s
