@@ -61,52 +61,47 @@ def detect(context: Context, params: Params) -> list[Finding]:
     return findings + _progress_regressions(context, params) + _stalled_countdowns(context, params)
 
 
+# A poll: the same call as its tool's previous one (the frame is in session and call order, so over (session, tool)
+# the previous row is the tool's previous call).
+_AGAIN = (pl.col("values_hash") == pl.col("values_hash").shift(1).over("session_id", "tool_key")).fill_null(False)
+# What a run of polls billed, per group.
+_POLL_TOTALS = (
+    pl.col("turn").min().alias("first_turn"),
+    pl.col("turn").max().alias("last_turn"),
+    pl.col("billed_tokens").sum().alias("billed_tokens"),
+    pl.col("billed_usd").sum().alias("billed_usd"),
+    pl.col("tool_call_id").first().alias("first_call"),
+)
+
+
 def _progress_regressions(context: Context, params: Params) -> list[Finding]:
     """MCP tools polled with the same arguments whose progress meter fell, poll after poll."""
     tools = context.tools.filter(pl.col("is_mcp"))
     if tools.is_empty() or tools["progress"].null_count() == len(tools):
         return []
-    # The frame is in session and call order: over (session, tool), the previous row is the tool's previous call.
     polls = tools.with_columns(
-        (pl.col("values_hash") == pl.col("values_hash").shift(1).over("session_id", "tool_key")).fill_null(False).alias("_again"),
-        pl.col("progress").shift(1).over("session_id", "tool_key").alias("_prev_progress"),
+        _AGAIN.alias("_again"), pl.col("progress").shift(1).over("session_id", "tool_key").alias("_prev_progress"),
     ).filter(pl.col("_again"))
     fell = pl.col("progress") < pl.col("_prev_progress")
     per = polls.group_by("session_id", "tool_key").agg(
         pl.len().alias("polls"),
         fell.sum().alias("regressions"),
-        pl.col("turn").min().alias("first_turn"),
-        pl.col("turn").max().alias("last_turn"),
-        pl.col("billed_tokens").sum().alias("billed_tokens"),
-        pl.col("billed_usd").sum().alias("billed_usd"),
-        pl.col("tool_call_id").first().alias("first_call"),
+        *_POLL_TOTALS,
         pl.col("turn").filter(fell).sort().alias("_fall_turns"),
     ).filter(pl.col("regressions") >= params.min_progress_regressions).with_columns(
         # The turn of the poll whose fall made the count: when an online guard would have fired.
         pl.col("_fall_turns").list.get(params.min_progress_regressions - 1).alias("fire_turn")
     ).sort("session_id", "tool_key")
-    findings = []
-    for r in per.iter_rows(named=True):
-        turns = known_turns(r)
-        usd = r["billed_usd"]
-        findings.append(
-            Finding(
-                detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
-                **turns, metric="progress_regressions", value=r["regressions"],
-                threshold=f"≥ {params.min_progress_regressions} polls of the same arguments whose progress fell below the poll before",
-                excess_tokens=int(r["billed_tokens"] or 0), excess_usd=None if usd is None else float(usd), tool_key=r["tool_key"],
-                explanation=(
-                    f"{r['tool_key']!r} was polled {r['polls'] + 1} times with the same arguments and its progress went backwards "
-                    f"{r['regressions']} times: the server kept the job from finishing while every poll re-sent the whole "
-                    f"context ({int(r['billed_tokens'] or 0):,} tokens billed over those polls"
-                    + (f", ${usd:,.2f}" if usd is not None else "") + ")"
-                    + (f"; {ratio_text}." if (ratio_text := context.ratio_text(r["session_id"])) else ".")
-                ),
-                evidence={"first_call": r["first_call"], "calls": r["polls"], "regressions": r["regressions"], "mcp": True,
-                          "fire_turn": r["fire_turn"] if turns["first_turn"] is not None else None},
-            )
+    return [
+        _poll_finding(
+            context, r, metric="progress_regressions", value=r["regressions"],
+            threshold=f"≥ {params.min_progress_regressions} polls of the same arguments whose progress fell below the poll before",
+            what=(f"{r['tool_key']!r} was polled {r['polls'] + 1} times with the same arguments and its progress went backwards "
+                  f"{r['regressions']} times: the server kept the job from finishing while every poll re-sent"),
+            evidence={"regressions": r["regressions"], "mcp": True},
         )
-    return findings
+        for r in per.iter_rows(named=True)
+    ]
 
 
 def _stalled_countdowns(context: Context, params: Params) -> list[Finding]:
@@ -115,10 +110,7 @@ def _stalled_countdowns(context: Context, params: Params) -> list[Finding]:
     if tools.is_empty() or tools["eta"].null_count() == len(tools):
         return []
     sessions = tools.filter(pl.col("eta").is_not_null()).get_column("session_id").unique()
-    # The frame is in session and call order: over (session, tool), the previous row is the tool's previous call.
-    polls = tools.filter(pl.col("session_id").is_in(sessions.implode())).with_columns(
-        (pl.col("values_hash") == pl.col("values_hash").shift(1).over("session_id", "tool_key")).fill_null(False).alias("_again")
-    )
+    polls = tools.filter(pl.col("session_id").is_in(sessions.implode())).with_columns(_AGAIN.alias("_again"))
     # A streak: a call with a countdown, then the same call again, each answer with one.
     starts = ~pl.col("_again") | pl.col("eta").is_null()
     polls = polls.with_columns(starts.cum_sum().over("session_id", "tool_key").alias("_streak")).filter(pl.col("eta").is_not_null())
@@ -129,11 +121,7 @@ def _stalled_countdowns(context: Context, params: Params) -> list[Finding]:
         # Where the countdown stood over the streak's second half (a last answer of 0, "done", aside).
         pl.col("eta").slice(pl.len() // 2).median().alias("late_eta"),
         ((pl.col("ts_utc").max() - pl.col("ts_utc").min()).dt.total_milliseconds() / 1000).alias("span_s"),
-        pl.col("turn").min().alias("first_turn"),
-        pl.col("turn").max().alias("last_turn"),
-        pl.col("billed_tokens").sum().alias("billed_tokens"),
-        pl.col("billed_usd").sum().alias("billed_usd"),
-        pl.col("tool_call_id").first().alias("first_call"),
+        *_POLL_TOTALS,
         pl.col("is_mcp").any().alias("mcp"),
         fire_turn(params.min_stalled_polls),
     ).filter(
@@ -143,29 +131,33 @@ def _stalled_countdowns(context: Context, params: Params) -> list[Finding]:
     )
     # One finding per tool and session: its longest streak.
     per = per.sort("polls", "first_turn", descending=[True, False]).unique(["session_id", "tool_key"], keep="first").sort("session_id", "tool_key")
-    findings = []
-    for r in per.iter_rows(named=True):
-        turns = known_turns(r)
-        usd = r["billed_usd"]
-        minutes = r["span_s"] / 60
-        findings.append(
-            Finding(
-                detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
-                **turns, metric="stalled_countdown", value=r["polls"],
-                threshold=(f"≥ {params.min_stalled_polls} polls of the same call, each answer with a countdown, its second half's median at "
-                           "half the first countdown or more, over twice the first countdown or more"),
-                excess_tokens=int(r["billed_tokens"] or 0), excess_usd=None if usd is None else float(usd), tool_key=r["tool_key"],
-                explanation=(
-                    f"{r['tool_key']!r} was polled {r['polls']} times with the same arguments over {minutes:,.1f} minutes, and its "
-                    f"answers kept saying the job was about as far away as at first (countdown {r['first_eta']:g} at the first poll, "
-                    f"{r['late_eta']:g} at the median of the later half, {r['last_eta']:g} at the last): a countdown that never ran down "
-                    "kept the agent polling, every poll re-sending the whole "
-                    f"context ({int(r['billed_tokens'] or 0):,} tokens billed over those polls"
-                    + (f", ${usd:,.2f}" if usd is not None else "") + ")"
-                    + (f"; {ratio_text}." if (ratio_text := context.ratio_text(r["session_id"])) else ".")
-                ),
-                evidence={"first_call": r["first_call"], "calls": r["polls"], "first_eta": r["first_eta"], "late_eta": r["late_eta"],
-                          "span_s": r["span_s"], "mcp": r["mcp"], "fire_turn": r["fire_turn"] if turns["first_turn"] is not None else None},
-            )
+    return [
+        _poll_finding(
+            context, r, metric="stalled_countdown", value=r["polls"],
+            threshold=(f"≥ {params.min_stalled_polls} polls of the same call, each answer with a countdown, its second half's median at "
+                       "half the first countdown or more, over twice the first countdown or more"),
+            what=(f"{r['tool_key']!r} was polled {r['polls']} times with the same arguments over {r['span_s'] / 60:,.1f} minutes, and its "
+                  f"answers kept saying the job was about as far away as at first (countdown {r['first_eta']:g} at the first poll, "
+                  f"{r['late_eta']:g} at the median of the later half, {r['last_eta']:g} at the last): a countdown that never ran down "
+                  "kept the agent polling, every poll re-sending"),
+            evidence={"first_eta": r["first_eta"], "late_eta": r["late_eta"], "span_s": r["span_s"], "mcp": r["mcp"]},
         )
-    return findings
+        for r in per.iter_rows(named=True)
+    ]
+
+
+def _poll_finding(context: Context, r: dict, *, metric: str, value: float, threshold: str, what: str, evidence: dict) -> Finding:
+    """A finding on a run of polls ``r`` (``_POLL_TOTALS``, ``polls``, ``fire_turn``): ``what`` happened, ending on how
+    each poll re-sent the context, then what they billed; ``evidence`` beside the first call, the polls and the fire turn."""
+    turns = known_turns(r)
+    tokens, usd = int(r["billed_tokens"] or 0), r["billed_usd"]
+    ratio_text = context.ratio_text(r["session_id"])
+    return Finding(
+        detector=NAME, severity=severity_for_ratio(context.ratio(r["session_id"])), session_id=r["session_id"],
+        **turns, metric=metric, value=value, threshold=threshold,
+        excess_tokens=tokens, excess_usd=None if usd is None else float(usd), tool_key=r["tool_key"],
+        explanation=(f"{what} the whole context ({tokens:,} tokens billed over those polls"
+                     + (f", ${usd:,.2f}" if usd is not None else "") + ")" + (f"; {ratio_text}." if ratio_text else ".")),
+        evidence={"first_call": r["first_call"], "calls": r["polls"], **evidence,
+                  "fire_turn": r["fire_turn"] if turns["first_turn"] is not None else None},
+    )
