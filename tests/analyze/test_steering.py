@@ -469,3 +469,26 @@ def test_a_page_written_section_by_section_through_a_whole_body_tool_is_not_rese
     whole = "\n\n".join(sections)
     fixed = [(json.dumps({"page_id": "7f3a9c2e", "content": whole + "\nreviewed" * k}), "rejected: page lock expired") for k in range(3)]
     assert resent(fixed, tool="notion/update_page") == [False, True, True]
+
+
+def test_the_next_piece_a_long_answer_lists_as_outstanding_mid_answer_is_steered_across_the_servers_tools():
+    # A report served in pieces over four tools: each answer a short fragment, then the pieces still
+    # outstanding (named by part and tool), then a long fixed envelope — the references sit away from
+    # both ends of the answer, where a cursor hidden mid-page sits too.
+    envelope = "Licence: internal use only; provenance recorded; render hints apply to every fragment. " * 12
+    tools = ["forge/get_header", "forge/get_body", "forge/get_table", "forge/get_notes"]
+    parts = [("get_header", "header.0")] + [(t.split("/")[1], f"{kind}.{n}") for n, (t, kind) in
+                                              enumerate(zip(tools[1:] * 3, ["body", "table", "notes"] * 3), start=1)]
+
+    def answer(j: int) -> str:
+        outstanding = [{"part": p, "tool": t} for t, p in parts[j + 1 : j + 3]]
+        fragment = f"Fragment {j}: " + "figures for the quarter, as agreed. " * 6
+        return json.dumps({"reportId": "rp_q4", "fragment": {"part": parts[j][1], "text": fragment},
+                           "composition": {"assembled": j + 1, "outstanding": outstanding}, "envelope": envelope})
+
+    calls = [(f"forge/{t}", json.dumps({"reportId": "rp_q4", "part": p}), answer(j)) for j, (t, p) in enumerate(parts)]
+    excerpt = result_features(answer(3).encode())["result_excerpt"]
+    assert "outstanding: " + " ".join([parts[4][1], parts[4][0], parts[5][1]]) in excerpt
+    assert parts[4][1] not in excerpt[:300] and "Licence" in excerpt[-120:]  # neither end names the next piece
+    flags = steered_tools(calls)
+    assert flags[0] is False and all(flags[2:]), flags

@@ -94,3 +94,15 @@ def test_a_log_returned_whole_and_growing_keeps_its_signature_from_poll_to_poll(
     polls = [result_features("".join(lines[:k]).encode())["result_sig"] for k in range(200, 400, 25)]
     assert len("".join(lines[:200])) > SIG_BODY_MIN_BYTES
     assert statistics.mean(_similarity(a, b) for a, b in zip(polls, polls[1:])) >= 0.75
+
+
+def test_a_list_of_pending_work_mid_answer_keeps_its_first_references_and_no_state_words():
+    filler = "Column descriptions follow for every field of the export schema. " * 20
+    pending = {"pending": [{"scope": f"svc/api-{n}", "state": "partial"} for n in range(7)]}
+    answer = json.dumps({"summary": filler, **pending, "notes": filler}).encode()
+    excerpt = result_features(answer)["result_excerpt"]
+    assert " … pending: svc/api-0 svc/api-1 svc/api-2 … " in excerpt  # the first three, bounded
+    assert "partial" not in excerpt and "svc/api-3" not in excerpt
+    # A key that names no pending work, or one holding only plain words, adds nothing.
+    for other in ({"dependents": [{"scope": "svc/api-1"}]}, {"pending": ["review", "merge"]}):
+        assert " … " + next(iter(other)) not in result_features(json.dumps({"summary": filler, **other, "notes": filler}).encode())["result_excerpt"]

@@ -14,7 +14,7 @@ import hashlib
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, NamedTuple, Protocol
@@ -340,28 +340,59 @@ _POINTER_AT = re.compile(rb'([A-Za-z_]{1,48})"?\s*[:=]\s*"?([A-Za-z0-9_+/=.:-]{4
 POINTER_SCAN_BYTES = 32 * 1024
 MAX_POINTER_HITS = 32
 MAX_POINTERS = 2
+# Work a server says is left, as a list or an object ("outstanding": [{"part": "body.3", "tool": "get_notes"}],
+# "pending": ["scope/api-7"]): the references the agent is steered to ask for next, hidden mid-answer like a
+# cursor. The first few token-like strings after such a key are kept (a plain word is no reference).
+_PENDING_WORDS = (b"outstanding", b"pending", b"remaining", b"queued", b"todo", b"unresolved", b"unverified", b"next")
+_PENDING_KEY = re.compile(
+    r"[a-z_]*(?:outstanding|pending|remaining|queued|todo|unresolved|unverified)[a-z_]*|next[a-z_]*"
+)
+_PENDING_AT = re.compile(rb'([A-Za-z_]{1,48})"?\s*:\s*[\[{]')
+_QUOTED = re.compile(rb'"([A-Za-z0-9_+/=.:#-]{3,64})"(?!\s*:)')
+PENDING_SCAN_BYTES = 256
+MAX_PENDING_VALUES = 3
 
 
-def _middle_pointers(middle: bytes) -> str:
-    """The pagination pointers (`` … key: value``) found in ``middle``'s first ``POINTER_SCAN_BYTES``."""
-    window = middle[:POINTER_SCAN_BYTES]
-    low = window.lower()
-    found: list[str] = []
+def _keys_at(window: bytes, low: bytes, words: tuple[bytes, ...], at_key: re.Pattern[bytes], key: re.Pattern[str]) -> Iterator[re.Match[bytes]]:
+    """``at_key`` matched where a key holding one of ``words`` starts in ``window`` (``low``: it in lower case),
+    for each key that ``key`` (lower case) accepts; at most ``MAX_POINTER_HITS`` places are read."""
     hits = 0
-    for word in _POINTER_WORDS:
+    for word in words:
         at = low.find(word)
-        while at >= 0 and hits < MAX_POINTER_HITS and len(found) < MAX_POINTERS:
+        while at >= 0 and hits < MAX_POINTER_HITS:
             hits += 1
             start = at
             while start > 0 and at - start < 48 and (low[start - 1] == 95 or 97 <= low[start - 1] <= 122):  # _ or a-z
                 start -= 1
-            m = _POINTER_AT.match(window, start)
-            if m is not None and _POINTER_KEY.fullmatch(m.group(1).decode("ascii").lower()):
-                pointer = f"{m.group(1).decode('ascii')}: {m.group(2).decode('ascii')}"
-                if pointer not in found:
-                    found.append(pointer)
+            m = at_key.match(window, start)
+            if m is not None and key.fullmatch(m.group(1).decode("ascii").lower()):
+                yield m
             at = low.find(word, at + len(word))
-    return "".join(f" … {p}" for p in found)
+
+
+def _pending_refs(window: bytes, low: bytes) -> str:
+    """The first pending-work list (`` … key: ref ref ref``) in ``window`` (``low``: it in lower case), or ""."""
+    for m in _keys_at(window, low, _PENDING_WORDS, _PENDING_AT, _PENDING_KEY):
+        # An id, a path, a numbered part: not a state word ("unverified").
+        values = [v.decode("ascii") for v in _QUOTED.findall(window, m.end(), m.end() + PENDING_SCAN_BYTES) if not v.isalpha()]
+        if values:
+            return f" … {m.group(1).decode('ascii')}: {' '.join(values[:MAX_PENDING_VALUES])}"
+    return ""
+
+
+def _middle_pointers(middle: bytes) -> str:
+    """The pagination pointers (`` … key: value``) found in ``middle``'s first ``POINTER_SCAN_BYTES``, and the
+    first list of pending work there (``_pending_refs``)."""
+    window = middle[:POINTER_SCAN_BYTES]
+    low = window.lower()
+    found: list[str] = []
+    for m in _keys_at(window, low, _POINTER_WORDS, _POINTER_AT, _POINTER_KEY):
+        pointer = f"{m.group(1).decode('ascii')}: {m.group(2).decode('ascii')}"
+        if pointer not in found:
+            found.append(pointer)
+            if len(found) == MAX_POINTERS:
+                break
+    return "".join(f" … {p}" for p in found) + _pending_refs(window, low)
 
 
 # Results this large get a compressibility measure (smaller ones are too short to tell boilerplate from
