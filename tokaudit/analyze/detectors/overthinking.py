@@ -32,9 +32,11 @@ also over its own files and test runs.
 
 A server can also plant smaller decoys, one in each of its results: metric
 ``repeated_reasoning_vs_session`` fires when at least ``min_repeated`` requests
-after one external tool's results each thought ≥ ``min_repeated_tokens``, and
+after one external tool's results, and at least half of them, each thought ≥ ``min_repeated_tokens``, and
 they thought ``min_times_session_others`` × as much (median against median) as
-the same session's requests after its other tools. The session's own requests
+the same session's requests after its other tools; ``repeated_reasoning_vs_level`` when the session read too
+few other results to compare with (a task spent on one server's answers), at ``min_times_baseline`` × typical
+sessions' hardest request. The session's own requests
 are the yardstick, so a hard task is not one; the combined verdict asks a cost
 blowup beside it.
 """
@@ -105,7 +107,6 @@ def detect(context: Context, params: Params) -> list[Finding]:
     ).drop("_web", "_fed_by_mcp", "call_hash", "_prev_hash", "is_aggregate")
     if calls.is_empty():
         return []
-    repeated = _repeated_spikes(calls, params)
     # The session's typical request: every request of it, whether or not it read a tool result.
     effort = pl.coalesce(pl.col("reasoning_tokens"), pl.col("output_tokens"))
     typical = (
@@ -127,6 +128,12 @@ def detect(context: Context, params: Params) -> list[Finding]:
     per_model = hardest.group_by("model").agg(pl.col("_hardest").quantile(q).alias("_level_model"), pl.len().alias("_n_model"))
     per_family = hardest.group_by("_family").agg(pl.col("_hardest").quantile(q).alias("_level_family"), pl.len().alias("_n_family"))
     own_model = pl.col("_n_model") >= params.min_model_sessions
+    level = pl.when(own_model).then(pl.col("_level_model")).otherwise(pl.col("_level_family"))
+    levels = (with_model_family(calls.select("session_id", "model").unique()).join(per_model, on="model", how="left")
+              .join(per_family, on="_family", how="left")
+              .filter(pl.when(own_model).then(pl.col("_n_model")).otherwise(pl.col("_n_family")) >= params.min_model_sessions)
+              .group_by("session_id").agg(level.max().alias("_level")))
+    repeated = _repeated_spikes(calls, params, levels)
     # The levels are over every request; only requests above the token floor can fire, so only they get them.
     calls = with_model_family(calls.filter(pl.col("_think") >= params.min_tokens)).join(typical, on="session_id", how="left")
     calls = (
@@ -179,13 +186,18 @@ def detect(context: Context, params: Params) -> list[Finding]:
     return out + [f for f in repeated if (f.session_id, f.tool_key) not in single]
 
 
-def _repeated_spikes(calls: pl.DataFrame, params: Params) -> list[Finding]:
-    """Findings for external tools after whose results a session kept thinking far more than after its other tools.
-    ``calls``: requests that read a tool result, with ``_think``, ``_fed_by`` and ``_external``."""
+def _repeated_spikes(calls: pl.DataFrame, params: Params, levels: pl.DataFrame) -> list[Finding]:
+    """Findings for external tools after whose results a session kept thinking far more than after its other tools
+    — or, in a session that read too few other results to compare with, far more than typical sessions' hardest
+    request (``levels``: per session, the level of its model or family). ``calls``: requests that read a tool
+    result, with ``_think``, ``_fed_by`` and ``_external``."""
+    # Most of the requests after the tool, not every one: the request that reads its last result may only wrap up.
+    heavy = pl.col("_think") >= params.min_repeated_tokens
     spiked = calls.filter(pl.col("_external")).group_by("session_id", "_fed_by").agg(
-        pl.col("_think").median().alias("_median"), pl.len().alias("_n"), pl.col("_think").min().alias("_least"),
-        pl.col("_think").sum().alias("_total"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
-    ).filter((pl.col("_n") >= params.min_repeated) & (pl.col("_least") >= params.min_repeated_tokens))
+        pl.col("_think").filter(heavy).median().alias("_median"), heavy.sum().alias("_n"), pl.len().alias("_after"),
+        pl.col("_think").filter(heavy).min().alias("_least"), pl.col("_think").filter(heavy).sum().alias("_total"),
+        pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
+    ).filter((pl.col("_n") >= params.min_repeated) & (2 * pl.col("_n") >= pl.col("_after")))
     if spiked.is_empty():
         return []
     others = (
@@ -194,23 +206,35 @@ def _repeated_spikes(calls: pl.DataFrame, params: Params) -> list[Finding]:
         .group_by("session_id", pl.col("_fed_by_right").alias("_fed_by"))
         .agg(pl.col("_think").median().alias("_others"), pl.len().alias("_n_others"))
     )
-    spiked = spiked.join(others, on=["session_id", "_fed_by"]).filter(
-        (pl.col("_n_others") >= 3) & (pl.col("_median") >= params.min_times_session_others * pl.max_horizontal(pl.col("_others"), pl.lit(1)))
-    )
+    # A session spent almost wholly on one external tool's results has no requests of its own to compare with:
+    # typical sessions' hardest request is the yardstick then, at the single spike's multiple.
+    spiked = spiked.join(others, on=["session_id", "_fed_by"], how="left").join(levels, on="session_id", how="left").filter(
+        pl.when(pl.col("_n_others").fill_null(0) >= 3)
+        .then(pl.col("_median") >= params.min_times_session_others * pl.max_horizontal(pl.col("_others"), pl.lit(1)))
+        .otherwise(pl.col("_level").is_not_null() & (pl.col("_median") >= params.min_times_baseline * pl.max_horizontal(pl.col("_level"), pl.lit(1))))
+    ).with_columns(pl.col("_n_others").fill_null(0) >= 3).rename({"_n_others": "_vs_session"})
     return [
-        Finding(
-            detector=NAME, severity="medium", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
-            metric="repeated_reasoning_vs_session", value=r["_median"] / max(r["_others"], 1),
-            threshold=(f"≥ {params.min_repeated} requests after one external tool, each ≥ {params.min_repeated_tokens:,} tokens, "
-                       f"at ≥ {params.min_times_session_others}× the session's requests after its other tools (medians)"),
-            excess_tokens=int(r["_total"] - r["_n"] * r["_others"]), excess_usd=None, tool_key=r["_fed_by"],
-            explanation=(
-                f"Each of the {r['_n']} requests that read a result of {r['_fed_by']!r} thought at least {r['_least']:,} tokens "
-                f"(median {r['_median']:,.0f}), {r['_median'] / max(r['_others'], 1):.1f}× the median of the session's requests after "
-                f"its other tools ({r['_others']:,.0f}). Its results may each carry a decoy problem."
-            ),
-            evidence={"after_tool_result": True, "fed_by": r["_fed_by"], "external": True, "requests": r["_n"],
-                      "session_others_tokens": r["_others"], "repeated": True},
-        )
-        for r in spiked.iter_rows(named=True)
+        _repeated_finding(r, params) for r in spiked.iter_rows(named=True)
     ]
+
+
+def _repeated_finding(r: dict, params: Params) -> Finding:
+    """The finding for one row of ``_repeated_spikes``: against the session's other requests, or typical sessions."""
+    yardstick = max((r["_others"] if r["_vs_session"] else r["_level"]) or 0, 1)
+    against, times = (("the median of the session's requests after its other tools", params.min_times_session_others) if r["_vs_session"]
+                      else ("typical sessions' hardest request after a tool result (the session read too few other results)",
+                            params.min_times_baseline))
+    return Finding(
+        detector=NAME, severity="medium", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
+        metric="repeated_reasoning_vs_session" if r["_vs_session"] else "repeated_reasoning_vs_level", value=r["_median"] / yardstick,
+        threshold=(f"≥ {params.min_repeated} requests after one external tool, each ≥ {params.min_repeated_tokens:,} tokens, "
+                   f"at ≥ {times}× {against} (medians)"),
+        excess_tokens=int(r["_total"] - r["_n"] * yardstick), excess_usd=None, tool_key=r["_fed_by"],
+        explanation=(
+            f"{r['_n']} of the {r['_after']} requests that read a result of {r['_fed_by']!r} thought at least {r['_least']:,} tokens "
+            f"(median {r['_median']:,.0f}), {r['_median'] / yardstick:.1f}× {against} ({yardstick:,.0f}). "
+            "Its results may each carry a decoy problem."
+        ),
+        evidence={"after_tool_result": True, "fed_by": r["_fed_by"], "external": True, "requests": r["_n"],
+                  "session_others_tokens": r["_others"], "baseline_tokens": None if r["_vs_session"] else yardstick, "repeated": True},
+    )
