@@ -1599,6 +1599,35 @@ def test_the_same_large_answer_to_different_calls_spread_over_a_session_is_a_rep
         assert not [f for f in by(findings, "amplification", other.session_id) if f.metric == "repeated_results"]
 
 
+def test_a_work_queue_handing_out_each_small_lease_with_the_same_policy_text_repeats_it_call_after_call():
+    """Leases of one item each, every one wrapped in the same ~900-token policy text, between the fetch and the
+    submit the lease asks for: each answer is below the large-answer floor, but sixty of them repeat tens of
+    thousands of tokens. A short queue, or a tool failing on each bad input with its usage text, is not that."""
+    policy = " ".join(f"Clause {k}: crawled content is licensed for analysis only; respect robots rules, rate limits and "
+                      "the retention schedule of the provider." for k in range(40))
+
+    def queue(session_id: str, leases: int, failing: bool = False) -> Session:
+        s = Session(session_id)
+        for k in range(leases):
+            lease = f"ls_{k:04d}{k * 7919 % 10007:05d}"
+            s.turn(tools=[("crawl/acquire_lease", json.dumps({"job": "job_tariffs", "worker": f"w-{k * 2654435761 % 2**32:08x}"}),
+                           json.dumps({"leaseId": lease, "items": [{"url": f"https://utility-{k}.example/prices"}], "policy": policy}))])
+            if failing:
+                s.tools[-1]["is_error"] = True
+            s.turn(tools=[("crawl/fetch", json.dumps({"url": f"https://utility-{k}.example/prices", "lease": lease}), f"Base price {k % 9} EUR")])
+            s.turn(tools=[("crawl/submit", json.dumps({"lease": lease, "rows": [{"price": k % 9}]}), '{"accepted": 1}')])
+        s.turn(stop_reason="end_turn")
+        return s
+
+    long, short, failing = queue("claude-code:leases", 60), queue("claude-code:few", 9), queue("claude-code:failing", 60, failing=True)
+    assert 500 <= long.tools[0]["result_tokens"] < 2000  # under the large-answer floor
+    findings = audit(*benign(30), long, short, failing)
+    (repeated,) = [f for f in by(findings, "amplification", long.session_id) if f.metric == "repeated_results"]
+    assert repeated.tool_key == "crawl/acquire_lease" and repeated.evidence["calls"] == 59 and repeated.value <= 0.2
+    for other in (short, failing):
+        assert not [f for f in by(findings, "amplification", other.session_id) if f.metric == "repeated_results"]
+
+
 def _poll(session_id: str, tool_key: str, answers: list[str], args: str = '{"run_id":"run_7f3a"}') -> Session:
     """A file read, then ``tool_key`` polled with the same ``args`` once per answer, a sleep between polls."""
     s = Session(session_id)

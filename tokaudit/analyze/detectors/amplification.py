@@ -46,7 +46,9 @@ a file's bytes as base64 text (the tokens are spent all the same).
 Repeated results: an MCP tool whose results, after its first in the session, repeat
 what it returned before (mean novelty ≤ ``max_repeated_novelty`` against its previous
 results) on ``min_repeated_calls`` or more calls with mostly different arguments,
-averaging ``min_repeated_result_tokens`` or more — the same large boilerplate paid for
+averaging ``min_repeated_result_tokens`` or more (or on ``min_many_repeated_calls`` or more, none
+an error, averaging ``min_many_repeated_result_tokens`` and as many tokens in all: a work queue
+handing out each small lease with the same policy text) — the same large boilerplate paid for
 call after call, however far apart the calls (a "quality gate" the server has the model
 run after every edit, a few new lines atop the same schema). Different arguments, the
 same answer: a status polled with the same arguments, or a file read again, is left to the chain
@@ -142,6 +144,10 @@ class Params:
     min_repeated_calls: int = 5
     min_repeated_result_tokens: int = 2000
     max_repeated_novelty: float = 0.2
+    # ... or smaller answers on many more calls, none of them an error (a policy text handed out with each lease of
+    # a work queue): as many repeated tokens in all, spread thinner.
+    min_many_repeated_calls: int = 10
+    min_many_repeated_result_tokens: int = 500
     # A poll answered with everything it answered before and more: this many growing repeats, of this size on
     # average, up to this multiple of the first answer (a status that gains a line now and then stays below it).
     min_accumulating_calls: int = 5
@@ -365,18 +371,22 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
         pl.col("args_hash").n_unique().alias("distinct_args"),
         pl.col("novelty").mean().alias("mean_novelty"),
         ((1 - pl.col("novelty")) * pl.col("result_tokens").fill_null(0)).sum().alias("repeated_tokens"),
+        pl.col("is_error").any().alias("_errors"),
     ).filter(
-        (pl.col("calls") >= params.min_repeated_calls)
-        & (2 * pl.col("distinct_args") >= pl.col("calls"))
-        & (pl.col("tokens") >= params.min_repeated_result_tokens * pl.col("calls"))
+        (2 * pl.col("distinct_args") >= pl.col("calls"))
         & (pl.col("mean_novelty") <= params.max_repeated_novelty)
+        & (((pl.col("calls") >= params.min_repeated_calls) & (pl.col("tokens") >= params.min_repeated_result_tokens * pl.col("calls")))
+           | ((pl.col("calls") >= params.min_many_repeated_calls) & ~pl.col("_errors")
+              & (pl.col("tokens") >= params.min_many_repeated_result_tokens * pl.col("calls"))
+              & (pl.col("tokens") >= params.min_repeated_result_tokens * params.min_repeated_calls)))
     ).sort("session_id", "tool_key")
     return [
         _tool_finding(
             context, r,
             metric="repeated_results", value=r["mean_novelty"],
             threshold=(f"mean novelty ≤ {params.max_repeated_novelty} over ≥ {params.min_repeated_calls} results of ≥ "
-                       f"{params.min_repeated_result_tokens:,} tokens on average, to mostly different arguments"),
+                       f"{params.min_repeated_result_tokens:,} tokens on average (or ≥ {params.min_many_repeated_calls} results "
+                       f"of ≥ {params.min_many_repeated_result_tokens:,}, none an error, as many tokens in all), to mostly different arguments"),
             excess_tokens=int(r["repeated_tokens"]),
             explanation=(
                 f"{r['tool_key']!r} answered {r['calls']} more calls ({r['distinct_args']} different arguments) with "
