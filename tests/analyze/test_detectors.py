@@ -1599,23 +1599,29 @@ def test_the_same_large_answer_to_different_calls_spread_over_a_session_is_a_rep
         assert not [f for f in by(findings, "amplification", other.session_id) if f.metric == "repeated_results"]
 
 
+_POLICY = " ".join(f"Clause {k}: crawled content is licensed for analysis only; respect robots rules, rate limits and "
+                   "the retention schedule of the provider." for k in range(40))
+
+
+def _lease_round(s: Session, k: int, policy: str = _POLICY) -> None:
+    """One lease of a crawl queue in ``s``: taken (``policy`` around a new lease), its page fetched, submitted."""
+    lease = f"ls_{k:04d}{k * 7919 % 10007:05d}"
+    s.turn(tools=[("crawl/acquire_lease", json.dumps({"job": "job_tariffs", "worker": f"w-{k * 2654435761 % 2**32:08x}"}),
+                   json.dumps({"leaseId": lease, "items": [{"url": f"https://utility-{k}.example/prices"}], "policy": policy}))])
+    s.turn(tools=[("crawl/fetch", json.dumps({"url": f"https://utility-{k}.example/prices", "lease": lease}), f"Base price {k % 9} EUR")])
+    s.turn(tools=[("crawl/submit", json.dumps({"lease": lease, "rows": [{"price": k % 9}]}), '{"accepted": 1}')])
+
+
 def test_a_work_queue_handing_out_each_small_lease_with_the_same_policy_text_repeats_it_call_after_call():
     """Leases of one item each, every one wrapped in the same ~900-token policy text, between the fetch and the
     submit the lease asks for: each answer is below the large-answer floor, but sixty of them repeat tens of
     thousands of tokens. A short queue, or a tool failing on each bad input with its usage text, is not that."""
-    policy = " ".join(f"Clause {k}: crawled content is licensed for analysis only; respect robots rules, rate limits and "
-                      "the retention schedule of the provider." for k in range(40))
-
     def queue(session_id: str, leases: int, failing: bool = False) -> Session:
         s = Session(session_id)
         for k in range(leases):
-            lease = f"ls_{k:04d}{k * 7919 % 10007:05d}"
-            s.turn(tools=[("crawl/acquire_lease", json.dumps({"job": "job_tariffs", "worker": f"w-{k * 2654435761 % 2**32:08x}"}),
-                           json.dumps({"leaseId": lease, "items": [{"url": f"https://utility-{k}.example/prices"}], "policy": policy}))])
+            _lease_round(s, k)
             if failing:
-                s.tools[-1]["is_error"] = True
-            s.turn(tools=[("crawl/fetch", json.dumps({"url": f"https://utility-{k}.example/prices", "lease": lease}), f"Base price {k % 9} EUR")])
-            s.turn(tools=[("crawl/submit", json.dumps({"lease": lease, "rows": [{"price": k % 9}]}), '{"accepted": 1}')])
+                s.tools[-3]["is_error"] = True  # the lease's answer
         s.turn(stop_reason="end_turn")
         return s
 
@@ -1626,6 +1632,32 @@ def test_a_work_queue_handing_out_each_small_lease_with_the_same_policy_text_rep
     assert repeated.tool_key == "crawl/acquire_lease" and repeated.evidence["calls"] == 59 and repeated.value <= 0.2
     for other in (short, failing):
         assert not [f for f in by(findings, "amplification", other.session_id) if f.metric == "repeated_results"]
+
+
+def test_the_same_policy_text_handed_to_one_subagent_per_lease_repeats_across_the_task():
+    """The lead starts a subagent per lease, and each subagent takes its one lease: no session repeats anything,
+    the task pays for the policy text in every subagent. A lead whose subagents each get a different answer (honest
+    delegation of distinct work) is not that."""
+    def task(name: str, leases: int, same_policy: bool) -> list[Session]:
+        lead = Session(f"claude-code:{name}")
+        helpers = []
+        for k in range(leases):
+            helper = _delegate(lead, f"agent-{k}", f"crawl lease {k}")
+            rng = random.Random(k)  # a brief of its own per subagent: distinct work
+            brief = _POLICY if same_policy else " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=7)) for _ in range(450))
+            _lease_round(helper, k, brief)
+            helper.turn(stop_reason="end_turn")
+            helpers.append(helper)
+        lead.turn(stop_reason="end_turn")
+        return [lead, *helpers]
+
+    leased, distinct = task("leased", 30, same_policy=True), task("distinct", 30, same_policy=False)
+    findings = audit(*benign(30, turns=14), *leased, *distinct)
+    (f,) = [f for f in by(findings, "amplification", leased[0].session_id) if f.metric == "repeated_results"]
+    assert f.tool_key == "crawl/acquire_lease" and f.evidence["scope"] == "task" and f.evidence["subagents"] == 29 and f.value <= 0.2
+    assert "subagents of this task" in f.explanation
+    assert not [f for s in leased[1:] for f in by(findings, "amplification", s.session_id) if f.metric == "repeated_results"]
+    assert not [f for f in by(findings, "amplification", distinct[0].session_id) if f.metric == "repeated_results"]
 
 
 def _poll(session_id: str, tool_key: str, answers: list[str], args: str = '{"run_id":"run_7f3a"}') -> Session:
@@ -1902,6 +1934,14 @@ def test_look_ups_that_follow_a_reference_a_few_hops_or_carry_one_id_throughout_
         assert not by(findings, "economic_dos", s.session_id)
 
 
+def _delegate(lead: Session, name: str, prompt: str) -> Session:
+    """A turn of ``lead`` starting a general-purpose subagent with ``prompt``; the subagent's session (``name``) to write."""
+    lead.turn(tools=[("Task", json.dumps({"prompt": prompt, "subagent_type": "general-purpose"}), f"{prompt}: done")])
+    helper = Session(f"{lead.session_id}:{name}")
+    helper.parent_session_id, helper.subagent_type = lead.session_id, "general-purpose"
+    return helper
+
+
 def _staged_task(name: str, stages: int, *, shared_files: int, with_server: bool, seed: int) -> list[Session]:
     """A lead handing ``stages`` subagents one stage each; every subagent reads the same ``shared_files`` large
     files into its fresh context, then (``with_server``) hands its stage back to an orchestrating server."""
@@ -1910,9 +1950,7 @@ def _staged_task(name: str, stages: int, *, shared_files: int, with_server: bool
     lead = Session(f"claude-code:{name}")
     helpers = []
     for stage in range(stages):
-        lead.turn(tools=[("Task", json.dumps({"prompt": f"stage {stage}", "subagent_type": "general-purpose"}), f"stage {stage} done")])
-        helper = Session(f"{lead.session_id}:agent-s{stage}")
-        helper.parent_session_id, helper.subagent_type = lead.session_id, "general-purpose"
+        helper = _delegate(lead, f"agent-s{stage}", f"stage {stage}")
         for path, text in files.items():
             helper.turn(tools=[("Read", json.dumps({"file_path": path}), text)])
         helper.turn(tools=[("Grep", json.dumps({"pattern": f"todo{stage}"}), f"m{rng.randrange(99)}.py: todo {stage}")])

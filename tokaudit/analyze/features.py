@@ -51,16 +51,20 @@ def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
     best = pl.lit(0.0)
     for k in range(1, lookback + 1):
         same_tool = pl.col("_st") == pl.col("_st").shift(k)
-        # A bin empty in both results (a short result has few words) is no agreement: it would make any two
-        # short results look alike. Two results with no words at all are alike.
-        equal_bins = pl.sum_horizontal([((pl.col(c) == pl.col(c).shift(k)) & (pl.col(c) != EMPTY_BIN)).cast(pl.Int8) for c in SIG_COLUMNS])
-        filled_bins = pl.sum_horizontal([((pl.col(c) != EMPTY_BIN) | (pl.col(c).shift(k) != EMPTY_BIN)).cast(pl.Int8) for c in SIG_COLUMNS])
-        similarity = pl.when(filled_bins == 0).then(1.0).otherwise(equal_bins / filled_bins)
         valid = same_tool & pl.col("has_result").shift(k) & pl.col(SIG_COLUMNS[0]).shift(k).is_not_null()
-        best = pl.max_horizontal(best, pl.when(valid).then(similarity).otherwise(0.0))
+        best = pl.max_horizontal(best, pl.when(valid).then(similarity_to(k)).otherwise(0.0))
     novelty = pl.when(pl.col("has_result") & pl.col(SIG_COLUMNS[0]).is_not_null()).then(1.0 - best)
     t = _steer_chains(t.with_columns(novelty.alias("novelty")))
     return tools.with_columns(t.sort("_row").select("novelty", "steer_chain_id", "steer_chain_len"))
+
+
+def similarity_to(k: int) -> pl.Expr:
+    """The estimated Jaccard similarity of each row's result words (``SIG_COLUMNS``) and those of the row ``k`` before."""
+    # A bin empty in both results (a short result has few words) is no agreement: it would make any two
+    # short results look alike. Two results with no words at all are alike.
+    equal_bins = pl.sum_horizontal([((pl.col(c) == pl.col(c).shift(k)) & (pl.col(c) != EMPTY_BIN)).cast(pl.Int8) for c in SIG_COLUMNS])
+    filled_bins = pl.sum_horizontal([((pl.col(c) != EMPTY_BIN) | (pl.col(c).shift(k) != EMPTY_BIN)).cast(pl.Int8) for c in SIG_COLUMNS])
+    return pl.when(filled_bins == 0).then(1.0).otherwise(equal_bins / filled_bins)
 
 
 def _steer_chains(t: pl.DataFrame) -> pl.DataFrame:

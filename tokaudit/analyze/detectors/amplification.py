@@ -105,6 +105,7 @@ import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
 from tokaudit.analyze.detectors._common import Context, fire_turn, known_turns
+from tokaudit.analyze.features import similarity_to
 from tokaudit.ingest.base import COMPRESS_SAMPLE_BYTES, SIG_BINS
 
 # Content types of results a model reads as text (types are listed sorted, so a result holding an image
@@ -202,6 +203,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     out += _compression_outliers(context, params, already, opaque=False)
     out += _compression_outliers(context, params, already, opaque=True)
     out += _repeated_results(context, params)
+    out += _task_repeated_results(context, params)
     out += _rereads(context, params)
     out += _subagent_rereads(context, params)
     growing = _growing_answers(context, params)
@@ -361,6 +363,25 @@ def _compression_outliers(context: Context, params: Params, already: set[tuple[s
     ]
 
 
+def _repeated_enough(params: Params) -> pl.Expr:
+    """Whether a (session or task, tool) row of repeats (``calls``, ``tokens``, ``distinct_args``, ``mean_novelty``,
+    ``_errors``) is the same large answer paid for again and again."""
+    return (
+        (2 * pl.col("distinct_args") >= pl.col("calls"))
+        & (pl.col("mean_novelty") <= params.max_repeated_novelty)
+        & (((pl.col("calls") >= params.min_repeated_calls) & (pl.col("tokens") >= params.min_repeated_result_tokens * pl.col("calls")))
+           | ((pl.col("calls") >= params.min_many_repeated_calls) & ~pl.col("_errors")
+              & (pl.col("tokens") >= params.min_many_repeated_result_tokens * pl.col("calls"))
+              & (pl.col("tokens") >= params.min_repeated_result_tokens * params.min_repeated_calls)))
+    )
+
+
+def _repeated_threshold(params: Params) -> str:
+    return (f"mean novelty ≤ {params.max_repeated_novelty} over ≥ {params.min_repeated_calls} results of ≥ "
+            f"{params.min_repeated_result_tokens:,} tokens on average (or ≥ {params.min_many_repeated_calls} results "
+            f"of ≥ {params.min_many_repeated_result_tokens:,}, none an error, as many tokens in all), to mostly different arguments")
+
+
 def _repeated_results(context: Context, params: Params) -> list[Finding]:
     """An MCP tool answering mostly different calls with what it returned before, in large results."""
     # The tool's first result in the session has nothing before it to repeat (the frame is in call order).
@@ -372,21 +393,12 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
         pl.col("novelty").mean().alias("mean_novelty"),
         ((1 - pl.col("novelty")) * pl.col("result_tokens").fill_null(0)).sum().alias("repeated_tokens"),
         pl.col("is_error").any().alias("_errors"),
-    ).filter(
-        (2 * pl.col("distinct_args") >= pl.col("calls"))
-        & (pl.col("mean_novelty") <= params.max_repeated_novelty)
-        & (((pl.col("calls") >= params.min_repeated_calls) & (pl.col("tokens") >= params.min_repeated_result_tokens * pl.col("calls")))
-           | ((pl.col("calls") >= params.min_many_repeated_calls) & ~pl.col("_errors")
-              & (pl.col("tokens") >= params.min_many_repeated_result_tokens * pl.col("calls"))
-              & (pl.col("tokens") >= params.min_repeated_result_tokens * params.min_repeated_calls)))
-    ).sort("session_id", "tool_key")
+    ).filter(_repeated_enough(params)).sort("session_id", "tool_key")
     return [
         _tool_finding(
             context, r,
             metric="repeated_results", value=r["mean_novelty"],
-            threshold=(f"mean novelty ≤ {params.max_repeated_novelty} over ≥ {params.min_repeated_calls} results of ≥ "
-                       f"{params.min_repeated_result_tokens:,} tokens on average (or ≥ {params.min_many_repeated_calls} results "
-                       f"of ≥ {params.min_many_repeated_result_tokens:,}, none an error, as many tokens in all), to mostly different arguments"),
+            threshold=_repeated_threshold(params),
             excess_tokens=int(r["repeated_tokens"]),
             explanation=(
                 f"{r['tool_key']!r} answered {r['calls']} more calls ({r['distinct_args']} different arguments) with "
@@ -399,6 +411,54 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
         for r in per.iter_rows(named=True)
     ]
 
+
+
+def _task_repeated_results(context: Context, params: Params) -> list[Finding]:
+    """``_repeated_results`` over the subagents of one task: each subagent calls the MCP tool once or twice (a lease
+    per subagent), so no session repeats anything, while the task pays for the same answer in every one of them."""
+    subagents = context.frames.sessions.filter(pl.col("parent_session_id").is_not_null()).select("session_id", "parent_session_id")
+    if subagents.is_empty() or context.tools.is_empty():
+        return []
+    calls = (
+        context.tools.filter(pl.col("is_mcp") & pl.col("has_result") & pl.col("sig0").is_not_null())
+        .join(subagents, on="session_id").sort("parent_session_id", "tool_key", "ts_utc")
+    )
+    same = (pl.col("parent_session_id") == pl.col("parent_session_id").shift(1)) & (pl.col("tool_key") == pl.col("tool_key").shift(1))
+    # Each answer against the task's previous answer of the tool (another subagent's, mostly); the first has none.
+    repeats = calls.with_columns(pl.when(same).then(1.0 - similarity_to(1)).alias("_task_novelty")).filter(pl.col("_task_novelty").is_not_null())
+    per = (
+        repeats.group_by("parent_session_id", "tool_key").agg(
+            pl.len().alias("calls"), pl.col("result_tokens").sum().alias("tokens"), pl.col("session_id").n_unique().alias("subagents"),
+            pl.col("args_hash").n_unique().alias("distinct_args"), pl.col("_task_novelty").mean().alias("mean_novelty"),
+            ((1 - pl.col("_task_novelty")) * pl.col("result_tokens").fill_null(0)).sum().alias("repeated_tokens"),
+            pl.col("is_error").any().alias("_errors"), pl.col("tool_call_id").first().alias("first_call"),
+            pl.col("result_tokens_method").first().alias("method"),
+        )
+        # Spread over subagents: one subagent repeating itself is the session rule's.
+        .filter(_repeated_enough(params) & (pl.col("subagents") >= params.min_subagent_rereads))
+        .sort("parent_session_id", "tool_key")
+    )
+    out = []
+    for r in per.iter_rows(named=True):
+        session = r["parent_session_id"]
+        group = context.group_ratio(session)
+        cost = f" The task (this session and all its subagents) cost {group:.1f}× its cohort's median." if group is not None else ""
+        out.append(
+            Finding(
+                detector=NAME, severity=severity_for_ratio(group if group is not None else context.ratio(session)), session_id=session,
+                first_turn=None, last_turn=None, metric="repeated_results", value=r["mean_novelty"],
+                threshold=_repeated_threshold(params) + f", across ≥ {params.min_subagent_rereads} subagents of one task",
+                excess_tokens=int(r["repeated_tokens"]), excess_usd=None, tool_key=r["tool_key"],
+                explanation=(
+                    f"{r['subagents']} subagents of this task called {r['tool_key']!r}, and {r['calls']} of its answers after the first "
+                    f"({r['distinct_args']} different arguments, {int(r['tokens']):,} tokens, {r['method']}) mostly repeat the one before "
+                    f"(mean novelty {r['mean_novelty']:.2f}): the same text paid for in each subagent's context.{cost}"
+                ),
+                evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "mean_novelty": r["mean_novelty"],
+                          "distinct_args": r["distinct_args"], "subagents": r["subagents"], "scope": "task", "group_ratio": group},
+            )
+        )
+    return out
 
 def _growing_answers(context: Context, params: Params) -> pl.DataFrame:
     """The MCP calls with a result, each marked ``_grew_same`` (the same call as the server's previous one, its answer
