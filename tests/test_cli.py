@@ -183,6 +183,16 @@ def test_show_lists_the_calls_of_an_mcp_transcript_which_logs_no_model_request(t
     assert "no logged model request" in shown and "filesystem/write_file ✗" in shown and "(no tool name)" in shown
 
 
+def test_show_before_any_audit_says_so_instead_of_reading_as_a_clean_session(tmp_path):
+    db = tmp_path / "t.duckdb"
+    run("ingest", "--db", db, FIXTURES / "mcp-jsonrpc" / "filesystem.jsonl")
+    assert "not audited yet" in run("show", "--db", db, "mcp-jsonrpc:filesystem:1")
+    assert json.loads(run("show", "--db", db, "mcp-jsonrpc:filesystem:1", "--json"))["audit_run_id"] is None
+    run("audit", "--db", db)
+    assert "not audited yet" not in run("show", "--db", db, "mcp-jsonrpc:filesystem:1")
+    assert json.loads(run("show", "--db", db, "mcp-jsonrpc:filesystem:1", "--json"))["audit_run_id"] is not None
+
+
 def test_show_marks_sizes_a_log_does_not_record_as_unknown_and_finds_a_session_by_a_name_inside_its_id(tmp_path):
     """A server's replies without the requests: no argument size (unknown, not 0), and an id whose format's
     namespace and file name hide the name a user knows it by."""

@@ -373,5 +373,6 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
         {"ts_utc": ts.isoformat() if ts else None, **row} for ts, row in zip(placed_nowhere["ts_utc"].to_list(), tool_rows(placed_nowhere))
     ]
     session = frames.sessions.filter(pl.col("session_id") == session_id).to_dicts()
+    # No audit run yet: no findings is "not audited", not "clean".
     return {"session": session[0] if session else {"session_id": session_id}, "turns": turns, "calls_without_request": unplaced,
-            "findings": findings, "subagents": subagents}
+            "findings": findings, "subagents": subagents, "audit_run_id": latest_run_id(store)}

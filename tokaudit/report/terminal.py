@@ -247,11 +247,15 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
         console.print("~ an estimated token count (the log reports none for that call; `tokaudit show --json` gives each figure's method)")
     if unknown:
         console.print("? a size the log does not record (a call without its result; a transcript of a server's replies without the requests)")
+    audited = data.get("audit_run_id") is not None
+    if not audited:
+        console.print("not audited yet: `tokaudit audit` finds what to flag (no findings here means no audit, not a clean session)")
     for f in data["findings"]:
         console.print(safe_text(f"[{f['severity']}] {f['detector']}: {f['explanation']}", style=_SEVERITY_STYLE.get(f["severity"], "")))
     for sub in data.get("subagents", []):
         verdict = "; economic_dos suspected" if sub["economic_dos"] else ""
-        console.print(safe_text(f"subagent {sub['session_id']}: {sub['findings']} findings{verdict} (tokaudit show {sub['session_id']})",
+        found = f"{sub['findings']} findings{verdict}" if audited else "not audited yet"
+        console.print(safe_text(f"subagent {sub['session_id']}: {found} (tokaudit show {sub['session_id']})",
                            style="bold red" if sub["economic_dos"] else ""))
 
 
