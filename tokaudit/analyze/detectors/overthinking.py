@@ -161,8 +161,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
         kind = "reasoning" if c["reasoning_tokens"] is not None else "output"
         baseline = max(c["_baseline"], 1)
         against = f"after {c['_fed_by']!r} results" if c["_per_tool"] else "after any tool result"
-        whose = f"{c['model']}'s" if c["_own_model"] else f"{c['_family']} models' (too few sessions of {c['model']} alone)"
-        level = f"the p{q * 100:g} over sessions of {whose} hardest request {against}"
+        whose = f"{c['model']}'s sessions" if c["_own_model"] else f"{c['_family']} models' sessions (too few of {c['model']} alone)"
+        level = f"the {'median' if q == 0.5 else f'p{q * 100:g}'} of the hardest request {against} in each of {whose}"
         out.append(
             Finding(
                 detector=NAME, severity="medium", session_id=c["session_id"], first_turn=c["turn"], last_turn=c["turn"],
@@ -171,7 +171,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
                 excess_tokens=int(c["_think"] - baseline), excess_usd=None, tool_key=c["_fed_by"],
                 explanation=(
                     f"Request {c['turn']} spent {c['_think']:,} {kind} tokens right after a result of {c['_fed_by']!r}: "
-                    f"{c['_think'] / baseline:.1f}× {level} ({baseline:,.0f} tokens). "
+                    f"{c['_think'] / baseline:.1f}× {level}, {baseline:,.0f} tokens. "
                     "The result may have planted a decoy problem."
                 ),
                 evidence={"model": c["model"], "baseline_tokens": baseline, "after_tool_result": True, "fed_by": c["_fed_by"], "external": c["_external"],
