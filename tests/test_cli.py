@@ -183,6 +183,23 @@ def test_show_lists_the_calls_of_an_mcp_transcript_which_logs_no_model_request(t
     assert "no logged model request" in shown and "filesystem/write_file ✗" in shown and "(no tool name)" in shown
 
 
+def test_audit_counts_subagents_and_mcp_connections_apart_among_its_sessions(tmp_path):
+    """usage --by session folds subagents and MCP connections into the session they served; the audit reads each as a
+    session of its own, and says how many of its sessions they are."""
+    from tokaudit.simulate import simulate
+
+    simulate(tmp_path / "sim", 8, 3, families=["subagent", "counter_loop"], attack_share=0.5)
+    labels = json.loads((tmp_path / "sim" / "labels.json").read_text())["sessions"]
+    subagents, connections = sum(len(s["subagents"]) for s in labels), sum(len(s["mcp_sessions"]) for s in labels)
+    assert subagents and connections
+    db = tmp_path / "t.duckdb"
+    run("ingest", "--db", db, tmp_path / "sim" / "projects", tmp_path / "sim" / "mcp")
+    summary = json.loads(run("audit", "--db", db, "--json"))["summary"]
+    assert (summary["subagent_sessions"], summary["mcp_connection_sessions"]) == (subagents, connections)
+    assert summary["sessions"] == len(labels) + subagents + connections
+    assert f"(of which {subagents:,} subagents and {connections:,} MCP connections)" in run("audit", "--db", db)
+
+
 def test_show_before_any_audit_says_so_instead_of_reading_as_a_clean_session(tmp_path):
     db = tmp_path / "t.duckdb"
     run("ingest", "--db", db, FIXTURES / "mcp-jsonrpc" / "filesystem.jsonl")

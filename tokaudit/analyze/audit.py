@@ -67,6 +67,10 @@ class AuditResult:
     # frames, features + cohorts, detectors, quotes (all batches); a batch's frames are read while the
     # detectors run over the batch before, so the stages add up to more than ``seconds``.
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    # Of ``sessions``: subagents' sessions and MCP transcripts' connections (each a session of its own, while
+    # ``tokaudit usage --by session`` folds them into the agent session they served).
+    subagent_sessions: int = 0
+    mcp_connection_sessions: int = 0
 
     def summary(self) -> dict[str, Any]:
         by_detector = Counter(f.detector for f in self.findings)
@@ -74,6 +78,8 @@ class AuditResult:
         flagged = sorted({f.session_id for f in self.findings if f.detector == "economic_dos"})
         return {
             "sessions": self.sessions,
+            "subagent_sessions": self.subagent_sessions,
+            "mcp_connection_sessions": self.mcp_connection_sessions,
             "findings": len(self.findings),
             "by_detector": dict(sorted(by_detector.items())),
             "by_severity": {s: by_severity.get(s, 0) for s in SEVERITIES},
@@ -148,7 +154,7 @@ def run_audit(
     findings: list[Finding] = []
     timings: Counter[str] = Counter()
     stages: Counter[str] = Counter()
-    sessions = 0
+    sessions = subagents = connections = 0
     # Capped too: on a large store, listing the batches may rebuild the deduplicated copy of the requests.
     with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY):
         batches = session_batches(store, since, until, batch_rows)
@@ -178,6 +184,8 @@ def run_audit(
             findings += found
             timings.update(seconds)
             sessions += frames.sessions.height
+            subagents += frames.sessions.height - frames.sessions["parent_session_id"].null_count()
+            connections += frames.links.height
             del frames, context  # the next batch's frames take their place
             if on_progress is not None:
                 on_progress(done, len(plan))
@@ -188,7 +196,8 @@ def run_audit(
     quote_results(store, findings)
     stages["quotes"] = time.perf_counter() - mark
     thresholds = {name: p.__dict__ for name, p in params.items()}
-    result = AuditResult(None, started_at, sessions, findings, thresholds, time.perf_counter() - started, dict(timings), dict(stages))
+    result = AuditResult(None, started_at, sessions, findings, thresholds, time.perf_counter() - started, dict(timings), dict(stages),
+                         subagent_sessions=subagents, mcp_connection_sessions=connections)
     if save and not store.read_only:
         result.audit_run_id = _save(store, result, since, until)
     return result

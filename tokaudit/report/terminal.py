@@ -169,7 +169,11 @@ def render_audit(result: AuditResult, console: Console) -> None:
     """An audit's headline: sessions, findings per detector and severity, the economic-DoS sessions."""
     summary = result.summary()
     run = f"audit run {result.audit_run_id}" if result.audit_run_id is not None else "audit (not saved)"
-    console.print(f"{run}: {summary['sessions']:,} sessions, {summary['findings']:,} findings in {result.seconds:.1f} s")
+    parts = [f"{summary[key]:,} {what}" for key, what in (("subagent_sessions", "subagents"), ("mcp_connection_sessions", "MCP connections"))
+             if summary[key]]
+    # Subagents and MCP connections are sessions of their own here; `tokaudit usage --by session` folds them in.
+    of_which = f" (of which {' and '.join(parts)})" if parts else ""
+    console.print(f"{run}: {summary['sessions']:,} sessions{of_which}, {summary['findings']:,} findings in {result.seconds:.1f} s")
     sev = ", ".join(f"{n} {s}" for s, n in summary["by_severity"].items() if n)
     if sev:
         console.print(f"by severity: {sev}")
