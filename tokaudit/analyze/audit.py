@@ -330,7 +330,9 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
     frames = load_frames(store, config=config, session_id=session_id)
     calls = frames.calls.filter(pl.col("session_id") == session_id).sort("turn")
     tools = frames.tools.filter(pl.col("session_id") == session_id)
-    every_finding = list_findings(store)
+    # No audit run yet: no findings is "not audited", not "clean".
+    run_id = latest_run_id(store)
+    every_finding = list_findings(store, run_id=run_id)
     findings = [f for f in every_finding if f["session_id"] == session_id]
     # Subagents are sessions of their own (their findings are theirs): the parent's timeline points to them.
     children = [r[0] for r in store.duck.execute(
@@ -382,6 +384,5 @@ def session_timeline(store: Store, session_id: str, *, config: Config | None = N
         {"ts_utc": ts.isoformat() if ts else None, **row} for ts, row in zip(placed_nowhere["ts_utc"].to_list(), tool_rows(placed_nowhere))
     ]
     session = frames.sessions.filter(pl.col("session_id") == session_id).to_dicts()
-    # No audit run yet: no findings is "not audited", not "clean".
     return {"session": session[0] if session else {"session_id": session_id}, "turns": turns, "calls_without_request": unplaced,
-            "findings": findings, "subagents": subagents, "audit_run_id": latest_run_id(store)}
+            "findings": findings, "subagents": subagents, "audit_run_id": run_id}

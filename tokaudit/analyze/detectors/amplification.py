@@ -412,11 +412,24 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
     ]
 
 
+def _subagents(context: Context) -> pl.DataFrame:
+    """The subagents' sessions of the frame: ``session_id`` and the ``parent_session_id`` that spawned each."""
+    return context.frames.sessions.filter(pl.col("parent_session_id").is_not_null()).select("session_id", "parent_session_id")
+
+
+def _task_cost(context: Context, session: str) -> tuple[float | None, str, str]:
+    """A task-scope finding's cost on the lead ``session``: the whole task's ratio to its cohort (``Context.group_ratio``),
+    the severity it gives (the lead's own ratio without one), and a sentence saying it ("" without one)."""
+    group = context.group_ratio(session)
+    severity = severity_for_ratio(group if group is not None else context.ratio(session))
+    text = f" The task (this session and all its subagents) cost {group:.1f}× its cohort's median." if group is not None else ""
+    return group, severity, text
+
 
 def _task_repeated_results(context: Context, params: Params) -> list[Finding]:
     """``_repeated_results`` over the subagents of one task: each subagent calls the MCP tool once or twice (a lease
     per subagent), so no session repeats anything, while the task pays for the same answer in every one of them."""
-    subagents = context.frames.sessions.filter(pl.col("parent_session_id").is_not_null()).select("session_id", "parent_session_id")
+    subagents = _subagents(context)
     if subagents.is_empty() or context.tools.is_empty():
         return []
     calls = (
@@ -441,11 +454,10 @@ def _task_repeated_results(context: Context, params: Params) -> list[Finding]:
     out = []
     for r in per.iter_rows(named=True):
         session = r["parent_session_id"]
-        group = context.group_ratio(session)
-        cost = f" The task (this session and all its subagents) cost {group:.1f}× its cohort's median." if group is not None else ""
+        group, severity, cost = _task_cost(context, session)
         out.append(
             Finding(
-                detector=NAME, severity=severity_for_ratio(group if group is not None else context.ratio(session)), session_id=session,
+                detector=NAME, severity=severity, session_id=session,
                 first_turn=None, last_turn=None, metric="repeated_results", value=r["mean_novelty"],
                 threshold=_repeated_threshold(params) + f", across ≥ {params.min_subagent_rereads} subagents of one task",
                 excess_tokens=int(r["repeated_tokens"]), excess_usd=None, tool_key=r["tool_key"],
@@ -459,6 +471,7 @@ def _task_repeated_results(context: Context, params: Params) -> list[Finding]:
             )
         )
     return out
+
 
 def _growing_answers(context: Context, params: Params) -> pl.DataFrame:
     """The MCP calls with a result, each marked ``_grew_same`` (the same call as the server's previous one, its answer
@@ -592,7 +605,7 @@ def _rereads(context: Context, params: Params) -> list[Finding]:
 def _subagent_rereads(context: Context, params: Params) -> list[Finding]:
     """Subagents of one task reading the same large local content one after another: a finding on the session
     that spawned them, naming the MCP tool most of them called when there is one."""
-    subagents = context.frames.sessions.filter(pl.col("parent_session_id").is_not_null()).select("session_id", "parent_session_id")
+    subagents = _subagents(context)
     if subagents.is_empty() or context.tools.is_empty():
         return []
     calls = context.tools.join(subagents, on="session_id")
@@ -628,14 +641,13 @@ def _subagent_rereads(context: Context, params: Params) -> list[Finding]:
     for r in per_task.iter_rows(named=True):
         session, n = r["parent_session_id"], len(r["readers"])
         driven = (r["driven"] or 0) * 2 > n  # called in most of the subagents that re-read
-        group = context.group_ratio(session)
-        cost = f" The task (this session and all its subagents) cost {group:.1f}× its cohort's median." if group is not None else ""
+        group, severity, cost = _task_cost(context, session)
         by = (f"Each of them also called {r['tool_key']!r} ({r['driven']} of {n}): the server may be handing the work to fresh "
               "agents one stage at a time, so each rebuilds the context the last one had.") if driven else (
               "No MCP tool was called in most of them: a workflow of the agent's own, left to a person.")
         out.append(
             Finding(
-                detector=NAME, severity=severity_for_ratio(group if group is not None else context.ratio(session)), session_id=session,
+                detector=NAME, severity=severity, session_id=session,
                 first_turn=None, last_turn=None, metric="subagent_rereads", value=float(n),
                 threshold=(f"the same result of ≥ {params.min_reread_result_tokens:,} tokens read by ≥ {params.min_subagent_rereads} "
                            f"subagents of one task, ≥ {params.min_subagent_reread_tokens:,} tokens read again in all"),
