@@ -110,3 +110,26 @@ def test_batches_are_listed_under_the_memory_cap(store, monkeypatch):
     with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY):
         capped = memory_limit(store)
     assert seen == [capped] and capped != before
+
+
+def test_the_steering_rule_gets_more_memory_than_the_batches_cap_while_it_runs(store, monkeypatch):
+    """Under the audit's cap, the rule's windows spill their sorts to disk; the rule runs under a larger limit,
+    and the cap holds again for the reads after it."""
+    from tokaudit.analyze import frames
+
+    rule_limits, other_limits = [], []
+
+    def fetch(store_, sql, params=None):
+        (rule_limits if "same_shape" in sql else other_limits).append(memory_limit(store_))
+        return frames_fetch(store_, sql, params)
+
+    frames_fetch = frames.fetch_frame
+    monkeypatch.setattr(frames, "fetch_frame", fetch)
+    run_audit(store, save=False, batch_rows=BATCH_ROWS)
+    with capped_duckdb_memory(store, frames.STEERING_DUCKDB_MEMORY):
+        raised = memory_limit(store)
+    with capped_duckdb_memory(store, BATCH_DUCKDB_MEMORY):
+        capped = memory_limit(store)
+    assert len(rule_limits) == len(session_batches(store, None, None, BATCH_ROWS))  # every batch computed its verdicts
+    assert set(rule_limits) == {raised} and raised != capped
+    assert set(other_limits) == {capped}

@@ -38,19 +38,12 @@ BATCH_DUCKDB_MEMORY = "1GB"
 
 @contextmanager
 def capped_duckdb_memory(store: Store, limit: str | None) -> Iterator[None]:
-    """Cap DuckDB's memory (caches and working memory; it spills beyond) for a while, then restore it."""
+    """Cap DuckDB's memory at ``limit`` for a while (None: leave it as it is)."""
     if limit is None:
         yield
         return
-    before = store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-    store.duck.execute(f"SET memory_limit = '{limit}'")
-    try:
+    with store.memory_limit(limit):
         yield
-    finally:
-        # RESET restores the default exactly; a limit set by hand comes back as DuckDB printed it.
-        store.duck.execute("RESET memory_limit")
-        if store.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != before:
-            store.duck.execute(f"SET memory_limit = '{before}'")
 
 
 @dataclass

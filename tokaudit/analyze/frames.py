@@ -43,6 +43,7 @@ quote afterwards (``analyze.audit``).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
@@ -120,7 +121,7 @@ def load_frames(
             call_window, call_params = f"rowid BETWEEN ? AND ? AND {window}", [lo, hi, *window_params]
     events = fetch_frame(store, f"SELECT * EXCLUDE (source_id) FROM session_events WHERE {window}", window_params)
     calls = _calls(store, config, call_window, call_params, events)
-    tools = _tools(store, calls, tool_window, tool_params, (window, window_params), batch.cache_rowids if batch else None)
+    tools = _tools(store, calls, tool_window, tool_params, (window, window_params), batch)
     sessions = fetch_frame(
         store,
         f"""
@@ -343,6 +344,8 @@ def compaction_segments(calls: pl.DataFrame, compactions: pl.DataFrame, key: str
 
 
 _TOOLS_ORDER = "_ts NULLS FIRST, line_no, tool_call_id"
+# DuckDB's memory while the steering rule computes a batch's verdicts (its three windows sort wide rows).
+STEERING_DUCKDB_MEMORY = "2GB"
 # What the steering rule reads of a call (analyze.steering.steering_sql): the call, its order and its arguments and result.
 _RULE_INPUTS = "session_id, tool_call_id, _ts, line_no, tool_key, is_mcp, args_values, args_skeleton, args_bytes, args_hash, result_excerpt"
 _WORDING = "/* wording */"  # where the tool frame's SQL computes the wording flags, when it does
@@ -350,11 +353,11 @@ _INPUT_HASH = "/* input hash */"  # and each call's steering inputs' hash, when 
 
 
 def _tools(
-    store: Store, calls: pl.DataFrame, window: str, window_params: list, sessions: tuple[str, list], cache_rowids: tuple[int, int] | None
+    store: Store, calls: pl.DataFrame, window: str, window_params: list, sessions: tuple[str, list], batch: SessionBatch | None
 ) -> pl.DataFrame:
     """The tool-call frame of the calls ``window`` keeps, of the sessions ``sessions`` names (a condition
-    on ``session_id`` and its parameters); their stored steering verdicts are within ``cache_rowids``
-    of ``steering_cache`` when given."""
+    on ``session_id`` and its parameters); when they are a ``batch``, their stored steering verdicts are
+    within its ``cache_rowids`` of ``steering_cache``."""
     sig = ", ".join(f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS))
     # An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
     is_mcp = "coalesce(t.mcp_server IS NOT NULL OR t.tool_kind = 'mcp', false)"
@@ -415,7 +418,7 @@ def _tools(
         # computed, which is the calls' order while the calls are unchanged, and set beside the calls —
         # a join on the two text keys cost half the read, the wording's regexes a third of the rest.
         tools = fetch_frame(store, f"WITH t AS ({calls_sql.replace(_WORDING, '').replace(_INPUT_HASH, '')}) SELECT {kept()} FROM t {order}", folded_params)
-        stored = steering_cache.read(store, cache.hits, cache_rowids)
+        stored = steering_cache.read(store, cache.hits, batch.cache_rowids if batch else None)
         if stored.height == tools.height and stored["session_id"].equals(tools["session_id"]) and stored["tool_call_id"].equals(tools["tool_call_id"]):
             tools = tools.hstack(stored.drop("session_id", "tool_call_id").get_columns())
         else:  # verdicts lost or left behind the store's back: computed again, and stored when it can be
@@ -434,9 +437,13 @@ def _tools(
         branches = ([beside_calls(rule)] if cache.misses or not cache.hits else []) + ([read_back] if cache.hits else [])
         # Sessions none of which had stored verdicts: their fingerprints come from the calls read here.
         input_hash = f"\n                   {steering_cache.input_hash_sql('t')} AS _input_hash," if cache.unchecked else ""
-        tools = fetch_frame(
-            store,
-            f"""
+        # A batch is read under the audit's memory cap (analyze.audit), which makes the rule's windows spill
+        # their sorts of wide rows to disk: the rule gets more while it runs (a batch's query took 4.7-4.8 s
+        # instead of 5.8-6.6 s; benchmarks/results-detectors-speed.md).
+        with store.memory_limit(STEERING_DUCKDB_MEMORY) if batch is not None else nullcontext():
+            tools = fetch_frame(
+                store,
+                f"""
             WITH t AS ({calls_sql.replace(_WORDING, wording).replace(_INPUT_HASH, input_hash)}),
             hits AS (SELECT unnest(?::VARCHAR[]) AS session_id),
             computed AS (SELECT {_RULE_INPUTS} FROM t WHERE session_id NOT IN (SELECT session_id FROM hits)),
@@ -444,8 +451,8 @@ def _tools(
             SELECT {kept(*cached)}
             FROM steered {order}
             """,
-            [CONTINUATION, DIRECTIVES, *folded_params, cache.hits],
-        )
+                [CONTINUATION, DIRECTIVES, *folded_params, cache.hits],
+            )
     if cache.unchecked:
         steering_cache.take_fingerprints(cache, tools, "_input_hash")
         tools = tools.drop("_input_hash")

@@ -51,6 +51,7 @@ class Store:
         self.url = url
         self.duck = duck
         self.read_only = read_only
+        self._memory_limits: list[str] = []  # those ``memory_limit`` set, innermost last
 
     @property
     def in_memory(self) -> bool:
@@ -89,6 +90,26 @@ class Store:
             self.duck.execute("ROLLBACK")
             raise
         self.duck.execute("COMMIT")
+
+    @contextmanager
+    def memory_limit(self, limit: str) -> Iterator[None]:
+        """DuckDB's memory limit (its caches and working memory; it spills beyond) set to ``limit`` for a while, then restored."""
+        before = self.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        self._memory_limits.append(limit)
+        self.duck.execute(f"SET memory_limit = '{limit}'")
+        try:
+            yield
+        finally:
+            self._memory_limits.pop()
+            if self._memory_limits:
+                # A limit set around this one comes back as it was written: DuckDB prints a limit rounded, and
+                # setting the printed value again would take it down a little each time.
+                self.duck.execute(f"SET memory_limit = '{self._memory_limits[-1]}'")
+            else:
+                # RESET restores the default exactly; a limit set by hand comes back as DuckDB printed it.
+                self.duck.execute("RESET memory_limit")
+                if self.duck.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != before:
+                    self.duck.execute(f"SET memory_limit = '{before}'")
 
     def revision(self) -> str | None:
         """The schema revision recorded in the database, or None for a blank one."""
