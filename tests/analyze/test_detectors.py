@@ -66,6 +66,18 @@ def test_findings_carry_turns_excess_and_an_explanation(attack_findings):
     assert f.evidence["first_call"] == "claude-code:attack:t1"  # the audit quotes its excerpt from the store
 
 
+def test_a_loop_on_a_model_without_a_price_reports_its_tokens_and_no_dollars():
+    """An unknown price is unknown: a chain's billed dollars are none, not the $0.00 a sum of no prices gives."""
+    loop = counter_loop("claude-code:unpriced")
+    for call in loop.calls:
+        call["cost_usd"] = None
+    findings = [f for f in audit(*benign(30), loop) if f.session_id == loop.session_id]
+    chains = [f for f in findings if f.detector in ("near_duplicates", "continuation_loop", "same_tool_chain")]
+    assert chains and all(f.excess_usd is None and f.excess_tokens > 0 for f in chains)
+    assert all("$" not in f.explanation for f in findings)
+    assert by(findings, "economic_dos")  # the verdict stands on tokens
+
+
 def test_polling_with_identical_arguments_is_not_a_verdict():
     s = Session("claude-code:polling")
     for _ in range(20):

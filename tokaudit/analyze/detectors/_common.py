@@ -99,6 +99,14 @@ _RUN_LENGTHS = {"run_id": "run_len", "skel_run_id": "skel_run_len", "steer_chain
                 "server_run_id": "server_run_len"}
 
 
+def billed_usd_sum(column: str = "billed_usd") -> pl.Expr:
+    """The dollars a group of calls was billed (``column``, per call): null when one of them was billed tokens at no
+    known price (an unpriced model, a request without a timestamp) — a sum of the priced ones alone would pass for the
+    whole cost, and a sum of none for $0."""
+    unpriced = pl.col(column).is_null() & pl.col("billed_tokens").is_not_null()
+    return pl.when(unpriced.any()).then(None).otherwise(pl.col(column).sum())
+
+
 def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
     """One row per run (``by`` = "run_id", "skel_run_id", "steer_chain_id" or "relay_walk_id") of at least ``min_len`` calls, with its totals.
     Run ids are unique across sessions (each counts on over the whole frame), so a run is grouped by its id alone."""
@@ -119,7 +127,7 @@ def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
             (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("novel_tokens"),
             (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("traffic_tokens"),
             pl.col("billed_tokens").sum().alias("billed_tokens"),
-            pl.col("billed_usd").sum().alias("billed_usd"),
+            billed_usd_sum().alias("billed_usd"),
             pl.col("billed_tokens").first().alias("first_billed_tokens"),
             pl.col("billed_usd").first().alias("first_billed_usd"),
             pl.col("tool_call_id").filter(pl.col("has_result")).first().alias("first_call"),

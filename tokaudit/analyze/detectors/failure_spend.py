@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context, fire_turn
+from tokaudit.analyze.detectors._common import Context, billed_usd_sum, fire_turn
 
 NAME = "failure_spend"
 TITLE = "Tokens spent on failing tool calls (D9)"
@@ -57,7 +57,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     failing = t.filter(pl.col("is_error"))
     per = failing.group_by("session_id").agg(
         pl.col("billed_tokens").sum().alias("failure_tokens"),
-        pl.col("billed_usd").sum().alias("failure_usd"),
+        billed_usd_sum().alias("failure_usd"),
         pl.col("turn").min().alias("first_turn"),
         pl.col("turn").max().alias("last_turn"),
         pl.col("tool_key").mode().sort().first().alias("tool_key"),
@@ -134,7 +134,7 @@ def _largest(failed: pl.DataFrame, params: Params) -> pl.DataFrame:
     return (
         failed.group_by("session_id", "tool_key", "_streak", "_key").agg(
             pl.len().alias("n"), pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
-            pl.col("billed_tokens").sum().alias("tokens"), pl.col("billed_usd").sum().alias("usd"),
+            pl.col("billed_tokens").sum().alias("tokens"), billed_usd_sum().alias("usd"),
             pl.col("tool_call_id").first().alias("first_call"), fire_turn(params.min_storm_failures),
         )
         .filter(pl.col("n") >= params.min_storm_failures)

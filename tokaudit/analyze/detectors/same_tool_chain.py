@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
-from tokaudit.analyze.detectors._common import Context, chain_finding, fire_turn, known_turns, run_groups
+from tokaudit.analyze.detectors._common import Context, billed_usd_sum, chain_finding, fire_turn, known_turns, run_groups
 
 NAME = "same_tool_chain"
 TITLE = "Long chain of calls to one tool (D3)"
@@ -69,7 +69,7 @@ _POLL_TOTALS = (
     pl.col("turn").min().alias("first_turn"),
     pl.col("turn").max().alias("last_turn"),
     pl.col("billed_tokens").sum().alias("billed_tokens"),
-    pl.col("billed_usd").sum().alias("billed_usd"),
+    billed_usd_sum().alias("billed_usd"),
     pl.col("tool_call_id").first().alias("first_call"),
 )
 
