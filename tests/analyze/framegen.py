@@ -75,6 +75,7 @@ class Session:
                     # As the store keys a call: an MCP tool's numbers masked, the name the server gave it kept beside.
                     "tool_key": f"{server}/{re.sub('[0-9]+', '#', name)}" if server else tool_key,
                     "mcp_tool_name": tool_key if server and re.search("[0-9]", name) else None,
+                    "remote_host": None,
                     "args_bytes": len(args), "skel_hash": hash(_skeleton(args)), "args_hash": hash(args),
                     "result_hash": hash(result),
                     "args_tokens": args_tokens, "args_tokens_method": "heuristic:bytes/4", "result_bytes": len(result),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import FIXTURES
 from tokaudit.analyze.usage import usage_report
 from tokaudit.ingest.runner import ingest_paths
@@ -27,12 +29,40 @@ def test_desktop_calls_logged_in_two_files_count_once(store, tmp_path):
     assert stored == 2 * distinct and counted == distinct > 0
 
 
+def test_mcp_calls_whose_log_names_no_server_are_a_row_of_their_own(store):
+    """OpenHands logs an MCP call without its server: it is an MCP call all the same, not one of the agent's own tools."""
+    ingest_paths(store, [FIXTURES / "openhands" / "trajectories" / "trajectory-qwen-mcp-capped.json"], workers=1)
+    rows = {r["mcp_server"]: r["calls"] for r in usage_report(store, by="mcp-server").rows}
+    mcp_calls = store.duck.execute(f"SELECT count(*) FROM ({tool_calls_sql()}) WHERE tool_kind = 'mcp'").fetchall()[0][0]
+    assert mcp_calls > 0 and rows.get("(unnamed MCP server)") == mcp_calls
+    assert rows.get("(not MCP)", 0) == sum(rows.values()) - mcp_calls
+
+
 def test_requests_without_a_timestamp_list_their_model_as_unpriced(store):
     # SWE-agent runs carry totals but no time: they cannot be priced by date, so they are listed.
     ingest_paths(store, [FIXTURES / "swe-agent"], workers=1)
     report = usage_report(store, by="model")
     assert report.unpriced_models and all("without a timestamp" in m for m in report.unpriced_models)
     assert report.totals["unpriced_calls"] == report.totals["calls"]
+
+
+def test_an_override_prices_requests_without_a_timestamp(store):
+    """An override has no date, so it prices a model's requests whether or not the log timed them."""
+    from decimal import Decimal
+
+    from tokaudit.config import Config, PriceOverride
+
+    ingest_paths(store, [FIXTURES / "swe-agent"], workers=1)
+    models = [r["model"] for r in usage_report(store, by="model").rows if r["model"] != "(model not logged)"]
+    overrides = {m: PriceOverride(m, input_mtok=Decimal(2), output_mtok=Decimal(8)) for m in models}
+    report = usage_report(store, by="model", config=Config(price_overrides=overrides))
+    assert models and all(m.startswith("(model not logged)") for m in report.unpriced_models)  # a run that names no model stays unpriced
+    rows = [r for r in report.rows if r["model"] in models]
+    assert len(rows) == len(models)
+    for row in rows:
+        # SWE-agent logs no cache split: every input token is priced as input.
+        want = (2 * (row["input_tokens"] + row["cache_read_tokens"] + row["cache_write_tokens"]) + 8 * row["output_tokens"]) / 1e6
+        assert float(row["cost_usd"]) == pytest.approx(want) and want > 0
 
 
 def test_a_result_whose_call_the_log_does_not_hold_is_counted_under_no_tool_name(store, tmp_path):

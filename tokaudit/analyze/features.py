@@ -93,7 +93,7 @@ def _with_chain_keys(tools: pl.DataFrame) -> pl.DataFrame:
     if tools["alias_steered"].any():
         # Every tool of a server that the rule linked to another of its tools, in a session, is one.
         aliased = pl.col("alias_steered").any().over("session_id", "tool_key")
-        key = pl.when(aliased).then(pl.col("tool_key").str.replace(r"/[^/]*$", "/*")).otherwise(key)
+        key = pl.when(aliased).then(pl.col("tool_key").str.replace(r"/.*$", "/*")).otherwise(key)
     return tools.with_columns(key.alias("chain_key"))
 
 

@@ -54,9 +54,10 @@ from tokaudit.analyze import steering_cache
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
 from tokaudit.analyze.steering import ETA_SQL, PROGRESS_SQL, steering_sql
 from tokaudit.analyze.tokens import ANY_CONTENT, CONTENT_SQL, FAMILY_PATTERNS, HEURISTIC_BYTES_PER_TOKEN
-from tokaudit.analyze.usage import COST_SQL, INPUT_COST_SQL, PRICE_JOIN, pricing_ctes
+from tokaudit.analyze.usage import COST_SQL, INPUT_COST_SQL, PRICE_JOIN, UNNAMED_MCP_SERVER, pricing_ctes
 from tokaudit.config import Config
 from tokaudit.ingest.base import SIG_BINS
+from tokaudit.ingest.skeleton import MAX_ARG_TOKEN_CHARS, MAX_ARG_VALUE_CHARS, TEXT_CUT
 from tokaudit.store.engine import Store
 from tokaudit.store.queries import DEDUP_COPY, dedup_relation, fetch_frame, tool_calls_sql
 
@@ -344,6 +345,42 @@ def compaction_segments(calls: pl.DataFrame, compactions: pl.DataFrame, key: str
 
 
 _TOOLS_ORDER = "_ts NULLS FIRST, line_no, tool_call_id"
+# The remote host one of the agent's own tools called (a shell running curl or wget on a URL, a web or HTTP tool given
+# one): a server outside the agent as much as an MCP server is, which can steer the agent through its answers the same
+# way. Loopback hosts are the agent's own (a server it is developing). A host has one "tool" per path called (its
+# segments with digits masked: ids and page numbers are values, as an MCP tool's arguments are): an API's endpoints
+# are its tools, polled and called in turn, and pages read one after another are distinct reads, not one tool's
+# chain. Tested cheaply first: most calls name no URL.
+_FETCHING = r"""CASE WHEN {t}.mcp_server IS NOT NULL OR {t}.tool_kind = 'mcp' OR {t}.args_values IS NULL THEN false
+    WHEN NOT contains(array_to_string({t}.args_values, ' '), '://') THEN false
+    ELSE regexp_matches({t}.tool_name, '(?i)fetch|http|url|brows|web|request|download|scrape|crawl|curl|wget')
+         OR (regexp_matches({t}.tool_name, '(?i)bash|shell|exec|command|terminal|cmd|run')
+             AND regexp_matches(array_to_string({t}.args_values, ' '), '(?:^|[\s;&|(`$"''])(?:curl|wget)\s')) END"""
+
+
+# A URL in a value, and whether the stored value cut it (``ingest.skeleton.args_values`` keeps a text's first
+# characters and its last, a value without spaces up to a limit): a cut URL's host or path is not the one called.
+_URL = r"""'https?://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[^\s?#''"<>|;&)`]*)?'"""
+_URL_END = f"(strpos(v, regexp_extract(v, {_URL})) + length(regexp_extract(v, {_URL})) - 1)"
+_URL_CUT = (f"({_URL_END} = length(v) AND length(v) IN ({MAX_ARG_VALUE_CHARS}, {MAX_ARG_TOKEN_CHARS}) "
+            f"OR {_URL_END} = {MAX_ARG_VALUE_CHARS} AND contains(v, '{TEXT_CUT}'))")
+
+
+def remote_calls_sql(relation: str) -> str:
+    """``relation`` (tool calls with ``tool_name``, ``tool_kind``, ``mcp_server`` and ``args_values``) with
+    ``remote_host`` (the host the agent's own tool called, see above; NULL for other calls) and ``remote_tool``
+    (its tool there: the tool's name and the path called)."""
+    first_url = (f"list_filter(list_transform(r.args_values, lambda v: CASE WHEN NOT contains(v, '://') OR {_URL_CUT} THEN NULL "
+                 f"ELSE regexp_extract(v, {_URL}) END), lambda u: u IS NOT NULL AND u != '')[1]")
+    url = (f"CASE WHEN {_FETCHING.format(t='r')} THEN regexp_extract({first_url}, '^https?://([^/]+)(/.*)?$', ['host', 'path']) END")
+    path = r"coalesce(nullif(rtrim(regexp_replace(_url.path, '/[^/]*[0-9][^/]*', '/#', 'g'), '/'), ''), '/')"
+    return f"""
+        SELECT * EXCLUDE (_url),
+               nullif(regexp_replace(lower(_url.host), '^(?:localhost|127\\.[0-9.]+|0\\.0\\.0\\.0)(?::[0-9]+)?$', ''), '') AS remote_host,
+               CASE WHEN nullif(_url.host, '') IS NOT NULL THEN tool_name || ' ' || left({path}, 80) END AS remote_tool
+        FROM (SELECT r.*, {url} AS _url FROM ({relation}) AS r)"""
+
+
 # DuckDB's memory while the steering rule computes a batch's verdicts (its three windows sort wide rows).
 STEERING_DUCKDB_MEMORY = "2GB"
 # What the steering rule reads of a call (analyze.steering.steering_sql): the call, its order and its arguments and result.
@@ -359,8 +396,8 @@ def _tools(
     on ``session_id`` and its parameters); when they are a ``batch``, their stored steering verdicts are
     within its ``cache_rowids`` of ``steering_cache``."""
     sig = ", ".join(f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS))
-    # An MCP call: a server named (Claude Code, Codex, transcripts) or marked so without one (OpenHands).
-    is_mcp = "coalesce(t.mcp_server IS NOT NULL OR t.tool_kind = 'mcp', false)"
+    # A call to a server outside the agent: an MCP call, or the agent's own tool fetching from a remote host (``remote_host``).
+    is_mcp = "(t._server IS NOT NULL OR t.remote_host IS NOT NULL)"
     folded = tool_calls_sql(window.replace("session_id", "t.session_id", 1))
     folded_params = [*window_params, *window_params]  # the fold's condition appears twice
     # Everything but the steering rule's inputs is reduced to its final (narrow) form first: the
@@ -369,26 +406,32 @@ def _tools(
             SELECT t.session_id, t.tool_call_id, hash(t.call_key) AS call_hash, coalesce(t.ts_utc, t.result_ts_utc) AS _ts, t.line_no,
                    -- An MCP tool's numbers are masked: fetch_part_1 … fetch_part_16, list_flags_v1 … v12 are one tool
                    -- whose name carries a counter, and that name is the first of the values the steering rule reads.
-                   CASE WHEN t.mcp_server IS NOT NULL
-                        THEN t.mcp_server || '/' || regexp_replace(coalesce(t.mcp_tool, t.tool_name), '[0-9]+', '#', 'g')
+                   -- A remote host's calls through one of the agent's tools are that host's tool.
+                   CASE WHEN t._server IS NOT NULL
+                        THEN t._server || '/' || regexp_replace(coalesce(t.mcp_tool, t.tool_name), '[0-9]+', '#', 'g')
+                        WHEN t.remote_host IS NOT NULL THEN t.remote_host || '/' || t.remote_tool
                         ELSE t.tool_name END AS tool_key,
-                   t.mcp_server, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
+                   -- (The server of a remote host's calls is that host, for the detectors; reports keep them apart: remote_host.)
+                   coalesce(t._server, t.remote_host) AS mcp_server, t.remote_host, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
                    CASE WHEN t.result_sha256 IS NOT NULL THEN hash(t.result_sha256) END AS result_hash,
                    t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method, t.result_compress_ratio,
                    t.duration_ms,
                    {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
                    t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,{_WORDING}{_INPUT_HASH}
                    {sig},
-                   CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
+                   CASE WHEN t._server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
                         THEN list_prepend(coalesce(t.mcp_tool, t.tool_name), coalesce(t.args_values, []))
                         ELSE t.args_values END AS args_values,
                    t.args_skeleton, t.result_excerpt,
                    {is_mcp} AS is_mcp,
                    -- The name as the server gave it, where ``tool_key`` masked numbers in it: a tool renamed lookup_v2, v3 … is
                    -- new each time. (NULL elsewhere: the steering rule's windows carry every column, and a NULL costs them nothing.)
-                   CASE WHEN t.mcp_server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
-                        THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) END AS mcp_tool_name
-            FROM ({folded}) AS t"""
+                   CASE WHEN t._server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')
+                        THEN t._server || '/' || coalesce(t.mcp_tool, t.tool_name) END AS mcp_tool_name
+            FROM (SELECT f.*,
+                         -- An MCP call's server; one the log names none for (OpenHands, OTel without a server name) is unnamed.
+                         CASE WHEN f.mcp_server IS NOT NULL THEN f.mcp_server WHEN f.tool_kind = 'mcp' THEN '{UNNAMED_MCP_SERVER}' END AS _server
+                  FROM ({remote_calls_sql(folded)}) AS f) AS t"""
     # The wording flags (analyze.lexicon), a poll's progress and its countdown, read from the result's text; like the
     # rule's verdicts, kept in the cache. Only MCP calls' progress is read (a poll of a server): the regex is costly.
     wording = f"""
@@ -464,8 +507,12 @@ def _tools(
 
 def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
     """The turn (and model) of the request that asked for each call; without one, the latest request before it.
-    ``request_hash`` is that request's ``call_hash`` (an integer key into ``calls``; null when none)."""
-    by_key = calls.select("call_hash", "turn", "model", pl.col("call_hash").alias("request_hash")).unique("call_hash")
+    ``request_hash`` is that request's ``call_hash`` (an integer key into ``calls``; null when none). A call of a
+    session the log gives only totals for (an aggregate request: SWE-agent) has no turn (-1), its request aside."""
+    by_key = calls.select(
+        "call_hash", pl.when(~pl.col("is_aggregate")).then(pl.col("turn")).otherwise(-1).alias("turn"), "model",
+        pl.col("call_hash").alias("request_hash"),
+    ).unique("call_hash")
     # ``tools`` comes sorted by session and call order; the joins keep that order (no sort of every column after).
     tools = tools.join(by_key, on="call_hash", how="left", maintain_order="left")
     missing = tools.filter(pl.col("turn").is_null() & pl.col("ts_utc").is_not_null())

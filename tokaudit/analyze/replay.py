@@ -22,6 +22,7 @@ from __future__ import annotations
 import polars as pl
 
 from tokaudit.analyze.frames import Frames
+from tokaudit.analyze.usage import NOT_MCP
 
 
 def call_attribution(frames: Frames) -> pl.DataFrame:
@@ -60,6 +61,14 @@ def call_attribution(frames: Frames) -> pl.DataFrame:
     )
 
 
+def server_key(remote_hosts: bool = True) -> pl.Expr:
+    """A tool call's row among MCP servers: its server (``analyze.frames`` names an MCP call whose log names none
+    ``UNNAMED_MCP_SERVER``), or ``NOT_MCP`` for the agent's own tools — a remote host they called included, which the
+    detectors take for the call's server (``remote_hosts``: the frame has ``remote_host``, as the audit's has)."""
+    server = pl.when(pl.col("remote_host").is_null()).then(pl.col("mcp_server")) if remote_hosts else pl.col("mcp_server")
+    return server.fill_null(NOT_MCP)
+
+
 def attribution(frames: Frames, by: str = "tool") -> pl.DataFrame:
     """Direct and replayed tokens and dollars per ``tool`` (server/tool for MCP) or per ``mcp-server``.
 
@@ -67,7 +76,7 @@ def attribution(frames: Frames, by: str = "tool") -> pl.DataFrame:
     requests: how much of what the models read was this tool's output re-read.
     """
     per_call = call_attribution(frames)
-    key = pl.col("tool_key") if by == "tool" else pl.coalesce(pl.col("mcp_server"), pl.lit("(not MCP)"))
+    key = pl.col("tool_key") if by == "tool" else server_key("remote_host" in per_call.columns)
     total_input = frames.calls["input_total_tokens"].sum() or 1
     out = (
         per_call.with_columns(key.alias("key"))

@@ -390,8 +390,9 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
     return f"""
         WITH s AS (
             SELECT *, {SHAPE_SQL} AS shape_hash, coalesce({mcp}, false) AS _mcp,
-                   -- The server of an MCP tool key ("server/tool"); none for the agent's own tools.
-                   CASE WHEN coalesce({mcp}, false) THEN nullif(regexp_extract(tool_key, '^(.*)/', 1), '') END AS _server,
+                   -- The server of an MCP tool key ("server/tool": a remote host's tool may hold slashes, its path);
+                   -- none for the agent's own tools.
+                   CASE WHEN coalesce({mcp}, false) THEN nullif(regexp_extract(tool_key, '^([^/]*)/', 1), '') END AS _server,
                    -- An MCP tool's own values (for aliases), without its numbered name, which analyze.frames._tools
                    -- puts first when it masks the number in the key ("fetch_part_#").
                    CASE WHEN NOT coalesce({mcp}, false) THEN NULL WHEN contains(tool_key, '#') THEN args_values[2:]

@@ -82,13 +82,22 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
 PRICE_MODEL_SQL = f"CASE WHEN c.speed = 'fast' THEN c.model || '{FAST_MODE_SUFFIX}' ELSE c.model END"
 
 
+# The --by mcp-server rows of MCP calls whose log names no server (OpenHands' call_tool_mcp), and of the agent's own tools.
+UNNAMED_MCP_SERVER = "(unnamed MCP server)"
+NOT_MCP = "(not MCP)"
+
+# The price day of a request logged without a timestamp (SWE-agent's trajectories): no genai-prices row is
+# dated so, so only a ``[pricing.overrides]`` entry prices it.
+UNDATED_PRICE_DAY = date(1970, 1, 1)
+
+
 def _calls_sql(relation: str, local: str, where: str) -> str:
     # Local time decides the day a request belongs to (--tz); pricing uses the UTC day.
     return f"""
         SELECT c.*,
                {PRICE_MODEL_SQL} AS price_model,
                {local} AS ts_local,
-               CAST(c.ts_utc AS DATE) AS price_day,
+               coalesce(CAST(c.ts_utc AS DATE), DATE '{UNDATED_PRICE_DAY.isoformat()}') AS price_day,
                c.input_tokens + c.cache_read_tokens + c.cache_write_5m_tokens + c.cache_write_1h_tokens AS input_total_tokens
         FROM {relation} AS c
         WHERE {where}
@@ -187,10 +196,11 @@ def pricing_ctes(
     found = store.duck.execute(
         f"SELECT DISTINCT {PRICE_MODEL_SQL}, provider, CAST(ts_utc AS DATE) FROM {relation} AS c WHERE {where}", params
     ).fetchall()
-    keys = [(m, p, d) for m, p, d in found if d is not None]
+    # A request without a timestamp cannot be priced from genai-prices (prices change over time), only by an
+    # override, which has no date: it is priced on UNDATED_PRICE_DAY, where only overrides have rows.
+    keys = [(m, p, UNDATED_PRICE_DAY if d is None else d) for m, p, d in found if d is not None or m in config.price_overrides]
     extra, unpriced = _prepare_prices(store, config, keys)
-    # A request without a timestamp cannot be priced (prices change over time): its model is unpriced too.
-    undated = {m or "(model not logged)" for m, _, d in found if d is None}
+    undated = {m or "(model not logged)" for m, _, d in found if d is None and m not in config.price_overrides}
     unpriced = sorted({*unpriced, *(f"{m} (requests without a timestamp)" for m in undated)})
     extra_sql, extra_params = _values_sql(extra)
     thresholds = _tier_thresholds(store, extra)
@@ -362,8 +372,9 @@ def usage_report(
         notes.append(f"unpriced (no price known; cost excludes them): {', '.join(unpriced)}")
     lower = sum(r.pop("lower_bound_calls") for r in rows)
     if lower:
-        notes.append(f"{lower:,} request{'s come' if lower > 1 else ' comes'} from agent versions that logged a streaming placeholder for "
-                     "output tokens: output is a lower bound")
+        notes.append(f"{lower:,} request{'s' if lower > 1 else ''} logged only part of {'their' if lower > 1 else 'its'} output (Claude Code "
+                     "before 2.1.97 wrote a streaming placeholder; SWE-agent with function calling does not count the tool calls' "
+                     "arguments): output is a lower bound")
     request_rows, reasoning_rows = sum(r.pop("request_rows") for r in rows), sum(r.pop("reasoning_rows") for r in rows)
     if 0 < reasoning_rows < request_rows:
         notes.append(f"reasoning is reported for {reasoning_rows:,} of {request_rows:,} requests (the others' logs do not split it out of "
@@ -405,7 +416,8 @@ def _tool_report(store: Store, by: str, since: date | None, until: date | None, 
     where, params = _window(since, until, local)
     # A result whose call the log does not hold (its file starts after the call: a resumed or cut transcript) has no name.
     key_expr, key_name = (("coalesce(t.tool_name, '(no tool name)')", "tool") if by == "tool"
-                          else ("coalesce(t.mcp_server, '(not MCP)')", "mcp_server"))
+                          else (f"coalesce(t.mcp_server, CASE WHEN t.tool_kind = 'mcp' THEN '{UNNAMED_MCP_SERVER}' ELSE '{NOT_MCP}' END)",
+                                "mcp_server"))
     joins, tokens, method = result_tokens_sql("t")
     rows = fetch_dicts(
         store,

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from tokaudit.analyze.detectors import SEVERITIES
+from tokaudit.analyze.usage import NOT_MCP
 from tokaudit.redact import printable, redact
 from tokaudit.report.html import fmt_int, fmt_pct, fmt_usd
 from tokaudit.report.model import Report, top_n
@@ -80,7 +81,7 @@ def render_markdown(report: Report, *, html_name: str | None = "report.html") ->
             ["tool", "calls", "direct $", "replayed $", "replayed tokens"],
             [[md_text(r["tool"]), fmt_int(r["calls"]), fmt_usd(r["direct_usd"]), fmt_usd(r["replay_usd"]), fmt_int(r["replay_tokens"])] for r in tools],
         )
-    servers = report.mcp_servers.filter(pl.col("replay_usd").is_not_null() & (pl.col("mcp_server") != "(not MCP)")).head(MD_TOP).to_dicts()
+    servers = report.mcp_servers.filter(pl.col("replay_usd").is_not_null() & (pl.col("mcp_server") != NOT_MCP)).head(MD_TOP).to_dicts()
     if servers:
         lines += ["", "### MCP servers by replayed-context cost", ""]
         lines += _rows(

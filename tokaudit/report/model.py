@@ -20,7 +20,7 @@ import polars as pl
 from tokaudit import __version__
 from tokaudit.analyze.detectors import SEVERITIES
 from tokaudit.analyze.frames import Frames
-from tokaudit.analyze.replay import call_attribution
+from tokaudit.analyze.replay import call_attribution, server_key
 from tokaudit.report.data import ReportData, Window
 
 TOP_MODELS = 8  # series in the cost-over-time chart (the rest is one "other" series)
@@ -288,7 +288,7 @@ def tool_table(tools: pl.DataFrame, per_call: pl.DataFrame, key: str, input_toke
     seconds on a million tool calls. ``replay_share`` is the replayed tokens over all
     ``input_tokens`` the window's requests read.
     """
-    group = pl.col("tool_key") if key == "tool" else pl.coalesce(pl.col("mcp_server"), pl.lit("(not MCP)"))
+    group = pl.col("tool_key") if key == "tool" else server_key(remote_hosts=False)  # (report.data's calls, keyed as logged)
     counts = (
         tools.with_columns(group.alias(key))
         .group_by(key)

@@ -241,7 +241,8 @@ def render_timeline(data: dict[str, Any], console: Console) -> None:
         console.print(table)
     unplaced = data.get("calls_without_request") or []
     if unplaced:
-        calls = Table(title="tool calls no logged model request asked for (the log records none for them)")
+        calls = Table(title="tool calls, in the order they came (the log gives the session's usage as a total, not per request)"
+                      if data["session"].get("is_aggregate") else "tool calls no logged model request asked for (the log records none for them)")
         for name in ("#", "time (UTC)", "tool call"):
             calls.add_column(name, justify="right" if name == "#" else "left", overflow="fold")
         for k, x in enumerate(unplaced, 1):

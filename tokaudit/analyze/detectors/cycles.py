@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context, chain_finding, fire_turn
+from tokaudit.analyze.detectors._common import Context, billed_usd_sum, chain_finding, fire_turn
 
 NAME = "cycles"
 TITLE = "Calls cycling between two or three tools (D15)"
@@ -122,8 +122,9 @@ def _find_cycles(
             pl.col("novelty").mean().alias("mean_novelty"),
             pl.col("is_mcp").any().alias("mcp"),
             pl.col("mcp_server").drop_nulls().n_unique().alias("servers"),
+            pl.col("remote_host").is_not_null().any().alias("remote"),
             pl.col("billed_tokens").sum().alias("billed_tokens"),
-            pl.col("billed_usd").sum().alias("billed_usd"),
+            billed_usd_sum().alias("billed_usd"),
             pl.col("billed_tokens").first().alias("first_billed_tokens"),
             pl.col("billed_usd").first().alias("first_billed_usd"),
             pl.col("tool_call_id").filter(pl.col("has_result")).first().alias("first_call"),
@@ -157,6 +158,6 @@ def _find_cycles(
                     what=(f"A period-{period} cycle across {run['tools']} tools repeated {run['calls'] / period:.0f} times with the same arguments "
                           f"({run['args_tokens']:,} argument tokens re-written), returning little new."),
                     extra={"period": period, "repeat_share": run["repeat_share"], "light_args": run["light_args"], "mcp": run["mcp"],
-                           "servers": run["servers"]},
+                           "servers": run["servers"], "remote": run["remote"]},
                 )
             )

@@ -47,7 +47,8 @@ A session is flagged when:
   "ok", "updated"; this one at ``min_weak_cost_ratio``) — or a cycle of small arguments between
   servers that went round fewer than ``min_light_cycle_repetitions`` times, or ran within one
   server (D15: two status tools polled in turn look the same; so does a browser snapshot
-  taken after each wait), with payload
+  taken after each wait), and any cycle through a remote host the agent called with its own
+  tools (curl's flags and headers make a poll's arguments look written), with payload
   withholding (D14) counting only beside one of them, since job polling has its
   shape — **and** the session cost at least ``min_cost_ratio`` × its cohort median;
 * its cost alone is a blowup (D1) against sessions of the same task (against
@@ -260,10 +261,12 @@ def detect(context: Context, params: Params) -> list[Finding]:
             structural += [f for f in found if f.detector in SUPPORTING]
         # A short cycle of small arguments between servers could be two tools polled in turn: it needs the cost gate; so
         # does one within a single server however long (a browser snapshot after each wait: a client working a page).
+        # A cycle through a remote host the agent called with its own tools is weighed so whatever its arguments: a
+        # command line's flags and headers make a poll's arguments look written.
         # A drip-feed of slivers could be a queue handing out one item a call: it needs the cost gate too.
         strong = [
             f for f in structural
-            if (f.detector in STRONG and (not f.evidence.get("light_args")
+            if (f.detector in STRONG and (not (f.evidence.get("light_args") or f.evidence.get("remote"))
                                           or (f.value >= params.min_light_cycle_repetitions and f.evidence.get("servers", 2) >= 2))
                 and not _drip_only(f) and not f.evidence.get("writes") and not f.evidence.get("relay"))
             or f.evidence.get("repair") or f.evidence.get("storm")

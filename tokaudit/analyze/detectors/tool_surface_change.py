@@ -52,6 +52,7 @@ import polars as pl
 
 from tokaudit.analyze.detectors import Finding
 from tokaudit.analyze.detectors._common import Context, previous, same_context
+from tokaudit.analyze.usage import UNNAMED_MCP_SERVER
 
 NAME = "tool_surface_change"
 TITLE = "Tool definitions changed mid-session or bloated (D12)"
@@ -144,7 +145,7 @@ def _added(defs: pl.DataFrame) -> list[Finding]:
     ]
 
 
-UNNAMED_SERVER = "(unnamed MCP server)"
+UNNAMED_SERVER = UNNAMED_MCP_SERVER
 
 
 def _inferred(context: Context, params: Params) -> list[Finding]:
@@ -152,7 +153,9 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
     (or a prompt that swelled: ``_cache_breaks``)."""
     # An MCP call the log names no server for (OpenHands' bare tool names, OTel without a server name)
     # counts under one unnamed server: "a server already in use" is then "MCP already in use".
-    tools = context.tools.filter(pl.col("is_mcp") & (pl.col("turn") >= 0)).with_columns(pl.col("mcp_server").fill_null(UNNAMED_SERVER))
+    # (A remote host the agent fetched from with its own tools lists no tools: it has no surface to change.)
+    tools = context.tools.filter(pl.col("is_mcp") & pl.col("remote_host").is_null() & (pl.col("turn") >= 0)).with_columns(
+        pl.col("mcp_server").fill_null(UNNAMED_SERVER))
     if tools.is_empty():
         return []
     # A new tool of a server already in use: its first call came after the server's first call. Tools count by
