@@ -7,6 +7,8 @@ import random
 import string
 from datetime import datetime, timedelta, timezone
 
+import polars as pl
+
 from tests.ingest.helpers import codex_line, codex_tokens
 from tokaudit.analyze.audit import run_audit
 from tokaudit.ingest.runner import ingest_paths
@@ -127,3 +129,20 @@ def test_a_stalling_job_read_from_a_codex_rollout_is_a_progress_regression_of_th
         findings = run_audit(store, save=False).findings
     stalls = [f for f in findings if f.metric == "progress_regressions"]
     assert [(f.session_id, f.tool_key, f.value) for f in stalls] == [("codex:019cdd6b-0000-7000-8000-000000000011", "runner/job_status", 3)]
+
+
+def test_calls_of_a_session_logged_only_as_totals_have_no_turn(tmp_path):
+    """SWE-agent logs one total for the run, not a request per step: its calls are in step order, on no turn (not
+    all on "turn 0"), and their findings name no turns."""
+    from tests.conftest import FIXTURES
+    from tokaudit.analyze.frames import load_frames
+
+    with open_store(str(tmp_path / "t.duckdb")) as store:
+        ingest_paths(store, [FIXTURES / "swe-agent"], workers=1)
+        frames = load_frames(store)
+        aggregate = frames.calls.filter(pl.col("is_aggregate"))["session_id"].unique()
+        calls = frames.tools.filter(pl.col("session_id").is_in(aggregate.implode()))
+        assert calls.height > 0 and calls["turn"].unique().to_list() == [-1]
+        assert calls["request_hash"].null_count() == 0  # still billed to the run's total
+        findings = run_audit(store, save=False).findings
+    assert all(f.first_turn is None for f in findings if f.session_id in aggregate.to_list() and f.tool_key)
