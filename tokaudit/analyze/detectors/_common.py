@@ -177,8 +177,10 @@ def chain_finding(
     # Aliases of one server's tool that it rotated (features.chain_key): one chain under several names.
     named = named or (f"Tool {tool!r} was" if len(tools) == 1
                       else f"Tools {tool_list(tools)} (one server's tool under {len(tools)} names it rotated) were")
-    # An MCP transcript logs no model requests: there is no bill of those turns to quote.
-    billed = (f"; those turns were billed {int(run['billed_tokens']):,} tokens" + (f" (${usd:,.2f})" if usd is not None else "")
+    # An MCP transcript logs no model requests: there is no bill of those turns to quote. A log of one total for the
+    # run (SWE-agent) places its calls on no turn: what they were billed is their share of that total.
+    whose = "those turns were billed" if first_turn is not None else "their share of the run's logged total was"
+    billed = (f"; {whose} {int(run['billed_tokens']):,} tokens" + (f" (${usd:,.2f})" if usd is not None else "")
               if run["billed_tokens"] else "")
     explanation = (
         f"{what} {named} called {run['calls']} times{' (other calls between)' if run.get('interleaved') else ' in a row'}{where}{billed}"
