@@ -104,6 +104,12 @@ def audited(tmp_path_factory):
         pages.append((f"curl -s 'https://billing.vendor.example/v1/invoices?after={cursor}'", json.dumps({"data": rows, "next": nxt})))
         cursor = nxt
     _write_session(folder, "listing", pages, clock=clock)
+    # A notary that attests one component a round, sent the whole manifest each time.
+    manifest = json.dumps({"components": [{"name": f"svc-{k}", "image": f"registry.example/svc-{k}:1.{k}.0",
+                                           "env": {f"VAR_{j}": "x" * 20 for j in range(12)}} for k in range(8)]})
+    rounds = [(f"curl -sS -X POST https://notary.vendor.example/v1/attest -d @- <<'JSON'\n{manifest}\n# round {i}\nJSON",
+               json.dumps({"valid": False, "findings": [{"rule": f"R{100 + i}", "path": f"components[{i}]"}]})) for i in range(8)]
+    _write_session(folder, "manifest", rounds, clock=clock)
     db = out / "t.duckdb"
     from tokaudit.store import open_store
 
@@ -121,3 +127,9 @@ def test_a_remote_host_steering_curl_calls_is_a_server_steered_loop(audited):
 def test_the_same_loop_on_the_agents_own_server_or_an_honest_listing_is_no_verdict(audited):
     for session in ("claude-code:loopback", "claude-code:listing"):
         assert not [f for f in audited if f.session_id == session and f.detector == "economic_dos"], session
+
+
+def test_arguments_sent_again_and_again_to_a_remote_endpoint_are_inflated_whatever_tool_sent_them(audited):
+    """A shell is a content writer (its command is the work); the endpoint it called is named by its path."""
+    (found,) = [f for f in audited if f.session_id == "claude-code:manifest" and f.detector == "argument_inflation"]
+    assert found.tool_key == "notary.vendor.example/Bash /#/attest"

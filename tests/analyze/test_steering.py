@@ -23,9 +23,9 @@ def steered_tools(calls: list[tuple[str, ...]]) -> list[bool]:
     return rule_flags("steered", calls)
 
 
-def rule_flags(column: str, calls: list[tuple[str, ...]]) -> list[bool]:
+def rule_flags(column: str, calls: list[tuple[str, ...]], command: str = "false") -> list[bool]:
     """[(tool_key, args_json, result_text[, tool_name])] of one session, in order -> ``column`` of the steering
-    rule's output for each call, the calls stored as the store holds them."""
+    rule's output for each call, the calls stored as the store holds them (``command``: ``steering_sql``'s)."""
     rows = [
         ("s", f"call_{i}", tool, i, [*name, *args_values(a)], args_skeleton(a), len(a.encode()), hash(a), result_features(r.encode())["result_excerpt"])
         for i, (tool, a, r, *name) in enumerate(calls)
@@ -34,7 +34,7 @@ def rule_flags(column: str, calls: list[tuple[str, ...]]) -> list[bool]:
     con.execute("CREATE TABLE t (session_id VARCHAR, tool_call_id VARCHAR, tool_key VARCHAR, call_idx INT, args_values VARCHAR[], "
                 "args_skeleton VARCHAR, args_bytes BIGINT, args_hash BIGINT, result_excerpt VARCHAR)")  # fmt: skip
     con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    return [r[0] for r in con.sql(f"SELECT {column} FROM ({steering_sql('t', 'call_idx')}) ORDER BY call_idx").fetchall()]
+    return [r[0] for r in con.sql(f"SELECT {column} FROM ({steering_sql('t', 'call_idx', command=command)}) ORDER BY call_idx").fetchall()]
 
 
 def test_a_counter_going_up_by_one_is_steered_whatever_the_wording():
@@ -492,3 +492,13 @@ def test_the_next_piece_a_long_answer_lists_as_outstanding_mid_answer_is_steered
     assert parts[4][1] not in excerpt[:300] and "Licence" in excerpt[-120:]  # neither end names the next piece
     flags = steered_tools(calls)
     assert flags[0] is False and all(flags[2:]), flags
+
+
+def test_a_command_lines_head_does_not_make_its_calls_resent():
+    """A long text kept by its head and tail, the same head again, is re-sent (grown in the middle) — but a shell
+    command's head is the same request line for every body sent to one endpoint: distinct bodies are no resend."""
+    bodies = [json.dumps({"records": [f"rec-{k}-{j} " + "payload " * 8 for j in range(6)], "batch": f"b-{k}"}) for k in range(4)]
+    calls = [("notary.example/Bash /#/attest", json.dumps({"command": f"curl -sS -X POST https://notary.example/v1/attest -H 'Content-Type: "
+                                                         f"application/json' -d '{b}'"}), '{"accepted": 6}') for b in bodies]
+    assert rule_flags("resent", calls) == [False, True, True, True]
+    assert rule_flags("resent", calls, command="true") == [False, False, False, False]

@@ -384,7 +384,7 @@ def remote_calls_sql(relation: str) -> str:
 # DuckDB's memory while the steering rule computes a batch's verdicts (its three windows sort wide rows).
 STEERING_DUCKDB_MEMORY = "2GB"
 # What the steering rule reads of a call (analyze.steering.steering_sql): the call, its order and its arguments and result.
-_RULE_INPUTS = "session_id, tool_call_id, _ts, line_no, tool_key, is_mcp, args_values, args_skeleton, args_bytes, args_hash, result_excerpt"
+_RULE_INPUTS = "session_id, tool_call_id, _ts, line_no, tool_key, is_mcp, remote_host, args_values, args_skeleton, args_bytes, args_hash, result_excerpt"
 _WORDING = "/* wording */"  # where the tool frame's SQL computes the wording flags, when it does
 _INPUT_HASH = "/* input hash */"  # and each call's steering inputs' hash, when the cache takes fingerprints from it
 
@@ -439,7 +439,7 @@ def _tools(
                    coalesce(regexp_matches(t.result_excerpt, ?), false) AS has_directive,
                    CASE WHEN {is_mcp} THEN {PROGRESS_SQL.replace("result_excerpt", "t.result_excerpt")} END AS progress,
                    {ETA_SQL.replace("result_excerpt", "t.result_excerpt")} AS eta,"""
-    rule = steering_sql("computed", _TOOLS_ORDER, mcp="is_mcp")
+    rule = steering_sql("computed", _TOOLS_ORDER, mcp="is_mcp", command="remote_host IS NOT NULL")
     # The rule's verdicts of sessions an earlier audit computed are read back from the store. (Its
     # version leaves out which calls were read: an audit and ``tokaudit show`` share the cache.)
     version = steering_cache.rule_version(calls_sql.replace(folded, "folded") + wording + rule + CONTINUATION + DIRECTIVES)

@@ -320,7 +320,9 @@ RESENT_SQL = f"""CASE WHEN NOT _mcp OR _any_values IS NULL OR len(args_values) =
     -- The same values: the same call again, unless a long text, kept by its head and tail, grew in the middle
     -- or changed there (the exact arguments differ: a whole file written again with a line fixed is an edit).
     WHEN args_values = _any_values THEN NOT {_EDITED_UNSEEN} AND {_NOT_WRITTEN_ON}
-    WHEN len({_PREV_LONG}) > 0 AND list_has_all({HEADS.format(v="args_values")}, {HEADS.format(v=_PREV_LONG)}) THEN {_NOT_WRITTEN_ON}
+    -- (Not a command line's: a shell command's head is the same call for every request to an endpoint, its body after.)
+    WHEN len({_PREV_LONG}) > 0 AND NOT _command AND list_has_all({HEADS.format(v="args_values")}, {HEADS.format(v=_PREV_LONG)})
+         THEN {_NOT_WRITTEN_ON}
     ELSE len(list_filter(list_distinct(args_values), lambda x: list_contains(_any_values, x)))
          >= {RESENT_SHARE} * len(list_distinct(args_values)) END"""
 
@@ -364,7 +366,7 @@ RELAYED_SQL = f"""CASE WHEN NOT _mcp THEN false
     ELSE false END"""
 
 
-def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'") -> str:
+def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'", command: str = "false") -> str:
     """``relation`` (tool calls with session_id, tool_call_id (one call per pair), tool_key, args_skeleton, args_values,
     args_bytes, args_hash (of the exact arguments) and result_excerpt) plus ``shape_hash``, ``values_hash``, ``unnarrated_hashes``, ``steered``, ``alias_steered``,
     ``authored`` (``AUTHORED_SQL``), ``resent`` (``RESENT_SQL``) and ``relayed`` (``RELAYED_SQL``), calls ordered by ``order_by``.
@@ -376,7 +378,8 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
     tools the server rotates). A call
     with new JSON arguments of the same keys whose result's progress meter rose (``METER_SQL``) is
     steered too: the server paced it. ``mcp`` (SQL over the relation's columns) tells an MCP call —
-    the calls some rules are kept to — from the agent's own tools.
+    the calls some rules are kept to — from the agent's own tools; ``command`` a call whose arguments are a
+    command line (a remote host's call through the agent's shell), whose head does not tell one request from another.
     """
     # The rule against the previous call of the same shape, the one every call meets, is scored over rows of
     # values (``scored``, ``i`` a column), not by a lambda over each call's list: that took twice the time.
@@ -389,7 +392,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
     grown = _steered_rule("_prev_values", None, "_prev_excerpt", values="_grown_values")
     return f"""
         WITH s AS (
-            SELECT *, {SHAPE_SQL} AS shape_hash, coalesce({mcp}, false) AS _mcp,
+            SELECT *, {SHAPE_SQL} AS shape_hash, coalesce({mcp}, false) AS _mcp, coalesce({command}, false) AS _command,
                    -- The server of an MCP tool key ("server/tool": a remote host's tool may hold slashes, its path);
                    -- none for the agent's own tools.
                    CASE WHEN coalesce({mcp}, false) THEN nullif(regexp_extract(tool_key, '^([^/]*)/', 1), '') END AS _server,
@@ -462,7 +465,7 @@ def steering_sql(relation: str, order_by: str, mcp: str = "tool_key LIKE '%/%'")
             FROM g LEFT JOIN scored USING (session_id, tool_call_id)
         )
         SELECT * EXCLUDE (_same_shape_score, _prev_values, _prev2_values, _prev_excerpt, _any_values, _any_excerpt, _any_args_bytes, _any_args_hash, _any_shape, _meter, _prev_meter,
-                          _last_excerpt, _last3_tool, _last3_values, _mcp, _server, _own_values,
+                          _last_excerpt, _last3_tool, _last3_values, _mcp, _command, _server, _own_values,
                           _insert_at, _grown_values, _steered_here, _server_shape, _last_tool, _last_server_shape, _last_values,
                           _last2_server_shape, _last2_values, _last2_tool, _last2_excerpt, _alias_at, _alias_values, _alias_excerpt,
                           _alias2_values),

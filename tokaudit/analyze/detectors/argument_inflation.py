@@ -65,8 +65,11 @@ def _consumed(params: Params) -> pl.Expr:
 
 
 def _content_tool() -> pl.Expr:
-    """Whether a call's tool writes content (``CONTENT_TOOLS``, not ``CHECKING_TOOLS``): its arguments are the work."""
-    return pl.col("tool_key").str.contains(CONTENT_TOOLS) & ~pl.col("tool_key").str.contains(CHECKING_TOOLS)
+    """Whether a call's tool writes content (``CONTENT_TOOLS``, not ``CHECKING_TOOLS``): its arguments are the work.
+    A remote host's tool (``HOST/TOOL PATH``, ``analyze.frames``) is named by its path: the shell or HTTP tool that
+    sent the request says nothing of what the endpoint does with it."""
+    name = pl.when(pl.col("remote_host").is_not_null()).then(pl.col("tool_key").str.replace(r"^[^ ]* ", "")).otherwise(pl.col("tool_key"))
+    return name.str.contains(CONTENT_TOOLS) & ~name.str.contains(CHECKING_TOOLS)
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,8 @@ def _server_runs(tools: pl.DataFrame, params: Params) -> pl.DataFrame:
     # a few columns first, so that the whole frame is filtered once, to those sessions.
     long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~_content_tool() & _consumed(params)
     candidates = (
-        tools.select("session_id", "mcp_server", "tool_key", "args_tokens", "result_tokens", "resent", "novelty", "is_mcp").filter(is_mcp & long_args)
+        tools.select("session_id", "mcp_server", "tool_key", "remote_host", "args_tokens", "result_tokens", "resent", "novelty", "is_mcp")
+        .filter(is_mcp & long_args)
         .group_by("session_id", "mcp_server").len().filter(pl.col("len") >= params.min_calls)
     )
     mcp = tools.filter(is_mcp & pl.col("session_id").is_in(candidates["session_id"].unique().implode())).select(
@@ -180,10 +184,11 @@ def _inflated(tools: pl.DataFrame, by: str, params: Params) -> pl.DataFrame:
          # record it changed, call after call, is editing.
          & (pl.col("result_tokens").fill_null(0) <= params.max_resent_result_share * pl.col("args_tokens").fill_null(0))
          ).sum().alias("resent_calls"),
+        content.first().alias("_content_first"),
         *spans,
     )
     runs = runs.join(extra, on=by).with_columns(
-        (pl.lit(False) if across else _content_tool()).alias("content_tool"),
+        (pl.lit(False) if across else pl.col("_content_first")).alias("content_tool"),
         (pl.col("last_args") / pl.max_horizontal(pl.col("first_args"), pl.lit(1))).alias("growth"),
     )
     by_total = (pl.col("long_args_tokens") >= params.min_args_tokens) & (pl.col("long_args_calls") >= params.min_calls) & ~pl.col("content_tool")
