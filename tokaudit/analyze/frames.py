@@ -54,7 +54,7 @@ from tokaudit.analyze import steering_cache
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
 from tokaudit.analyze.steering import ETA_SQL, PROGRESS_SQL, steering_sql
 from tokaudit.analyze.tokens import ANY_CONTENT, CONTENT_SQL, FAMILY_PATTERNS, HEURISTIC_BYTES_PER_TOKEN
-from tokaudit.analyze.usage import COST_SQL, INPUT_COST_SQL, PRICE_JOIN, UNNAMED_MCP_SERVER, pricing_ctes
+from tokaudit.analyze.usage import COST_SQL, INPUT_COST_SQL, PRICE_JOIN, mcp_server_sql, pricing_ctes
 from tokaudit.config import Config
 from tokaudit.ingest.base import SIG_BINS
 from tokaudit.ingest.skeleton import MAX_ARG_TOKEN_CHARS, MAX_ARG_VALUE_CHARS, TEXT_CUT
@@ -430,7 +430,7 @@ def _tools(
                         THEN t._server || '/' || coalesce(t.mcp_tool, t.tool_name) END AS mcp_tool_name
             FROM (SELECT f.*,
                          -- An MCP call's server; one the log names none for (OpenHands, OTel without a server name) is unnamed.
-                         CASE WHEN f.mcp_server IS NOT NULL THEN f.mcp_server WHEN f.tool_kind = 'mcp' THEN '{UNNAMED_MCP_SERVER}' END AS _server
+                         {mcp_server_sql('f')} AS _server
                   FROM ({remote_calls_sql(folded)}) AS f) AS t"""
     # The wording flags (analyze.lexicon), a poll's progress and its countdown, read from the result's text; like the
     # rule's verdicts, kept in the cache. Only MCP calls' progress is read (a poll of a server): the regex is costly.
@@ -505,14 +505,17 @@ def _tools(
     return _estimate_tokens(store, tools)
 
 
+def calls_turn() -> pl.Expr:
+    """Per request: the turn its tool calls are placed on — its own, or -1 (none) for an aggregate request, a log's one
+    total for a whole run (SWE-agent), whose calls no turn asked for."""
+    return pl.when(~pl.col("is_aggregate")).then(pl.col("turn")).otherwise(-1)
+
+
 def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
     """The turn (and model) of the request that asked for each call; without one, the latest request before it.
     ``request_hash`` is that request's ``call_hash`` (an integer key into ``calls``; null when none). A call of a
     session the log gives only totals for (an aggregate request: SWE-agent) has no turn (-1), its request aside."""
-    by_key = calls.select(
-        "call_hash", pl.when(~pl.col("is_aggregate")).then(pl.col("turn")).otherwise(-1).alias("turn"), "model",
-        pl.col("call_hash").alias("request_hash"),
-    ).unique("call_hash")
+    by_key = calls.select("call_hash", calls_turn().alias("turn"), "model", pl.col("call_hash").alias("request_hash")).unique("call_hash")
     # ``tools`` comes sorted by session and call order; the joins keep that order (no sort of every column after).
     tools = tools.join(by_key, on="call_hash", how="left", maintain_order="left")
     missing = tools.filter(pl.col("turn").is_null() & pl.col("ts_utc").is_not_null())

@@ -86,6 +86,12 @@ PRICE_MODEL_SQL = f"CASE WHEN c.speed = 'fast' THEN c.model || '{FAST_MODE_SUFFI
 UNNAMED_MCP_SERVER = "(unnamed MCP server)"
 NOT_MCP = "(not MCP)"
 
+
+def mcp_server_sql(t: str) -> str:
+    """SQL: the MCP server of a tool call (``t`` the alias of a ``tool_calls`` row): the one its log names, else
+    ``UNNAMED_MCP_SERVER`` for an MCP call (OpenHands, OTel without a server name); NULL for the agent's own tools."""
+    return f"coalesce({t}.mcp_server, CASE WHEN {t}.tool_kind = 'mcp' THEN '{UNNAMED_MCP_SERVER}' END)"
+
 # The price day of a request logged without a timestamp (SWE-agent's trajectories): no genai-prices row is
 # dated so, so only a ``[pricing.overrides]`` entry prices it.
 UNDATED_PRICE_DAY = date(1970, 1, 1)
@@ -416,8 +422,7 @@ def _tool_report(store: Store, by: str, since: date | None, until: date | None, 
     where, params = _window(since, until, local)
     # A result whose call the log does not hold (its file starts after the call: a resumed or cut transcript) has no name.
     key_expr, key_name = (("coalesce(t.tool_name, '(no tool name)')", "tool") if by == "tool"
-                          else (f"coalesce(t.mcp_server, CASE WHEN t.tool_kind = 'mcp' THEN '{UNNAMED_MCP_SERVER}' ELSE '{NOT_MCP}' END)",
-                                "mcp_server"))
+                          else (f"coalesce({mcp_server_sql('t')}, '{NOT_MCP}')", "mcp_server"))
     joins, tokens, method = result_tokens_sql("t")
     rows = fetch_dicts(
         store,

@@ -31,10 +31,10 @@ from typing import Any
 
 import polars as pl
 
-from tokaudit.analyze.frames import compaction_segments
+from tokaudit.analyze.frames import calls_turn, compaction_segments
 from tokaudit.analyze.pricing import price_source
 from tokaudit.analyze.tokens import HEURISTIC_BYTES_PER_TOKEN, result_tokens_sql
-from tokaudit.analyze.usage import COST_SQL, PRICE_JOIN, UNNAMED_MCP_SERVER, pricing_ctes
+from tokaudit.analyze.usage import COST_SQL, PRICE_JOIN, mcp_server_sql, pricing_ctes
 from tokaudit.config import Config
 from tokaudit.errors import TokauditError
 from tokaudit.redact import redact
@@ -218,7 +218,7 @@ def load_tools(store: Store, window: Window, calls: pl.DataFrame) -> pl.DataFram
         store,
         f"""
         SELECT t.session_id, hash(t.session_id) AS sid, hash(t.call_key) AS call_hash, coalesce(t.ts_utc, t.result_ts_utc) AS ts_utc,
-               t.tool_name, coalesce(t.mcp_server, CASE WHEN t.tool_kind = 'mcp' THEN '{UNNAMED_MCP_SERVER}' END) AS mcp_server,
+               t.tool_name, {mcp_server_sql('t')} AS mcp_server,
                coalesce(CASE WHEN t.mcp_server IS NOT NULL THEN t.mcp_server || '/' || coalesce(t.mcp_tool, t.tool_name) ELSE t.tool_name END,
                         '(unnamed)') AS tool_key,
                coalesce(t.is_error, false) AS is_error, t.args_bytes, t.result_bytes,
@@ -237,7 +237,7 @@ def load_tools(store: Store, window: Window, calls: pl.DataFrame) -> pl.DataFram
 def _attach_turns(tools: pl.DataFrame, calls: pl.DataFrame) -> pl.DataFrame:
     """The turn of the request that asked for each call; without one, the latest request before it; else -1 (and -1
     for a call of a session the log gives only totals for: an aggregate request, as ``analyze.frames`` places it)."""
-    by_key = calls.select("call_hash", pl.when(~pl.col("is_aggregate")).then(pl.col("turn")).otherwise(-1).alias("turn")).unique("call_hash")
+    by_key = calls.select("call_hash", calls_turn().alias("turn")).unique("call_hash")
     tools = tools.with_row_index("_row").join(by_key, on="call_hash", how="left")
     missing = tools.filter(pl.col("turn").is_null() & pl.col("ts_utc").is_not_null())
     if not missing.is_empty():

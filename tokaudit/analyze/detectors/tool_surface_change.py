@@ -73,7 +73,7 @@ class Params:
 
 
 def _server_name(server: str) -> str:
-    return "its MCP server (the log names none)" if server == UNNAMED_SERVER else repr(server)
+    return "its MCP server (the log names none)" if server == UNNAMED_MCP_SERVER else repr(server)
 
 
 def _span(first, last) -> str:
@@ -145,9 +145,6 @@ def _added(defs: pl.DataFrame) -> list[Finding]:
     ]
 
 
-UNNAMED_SERVER = UNNAMED_MCP_SERVER
-
-
 def _inferred(context: Context, params: Params) -> list[Finding]:
     """Surface changes read from the agent's log: a cache lost while warm, then a new tool of a known server
     (or a prompt that swelled: ``_cache_breaks``)."""
@@ -155,7 +152,7 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
     # counts under one unnamed server: "a server already in use" is then "MCP already in use".
     # (A remote host the agent fetched from with its own tools lists no tools: it has no surface to change.)
     tools = context.tools.filter(pl.col("is_mcp") & pl.col("remote_host").is_null() & (pl.col("turn") >= 0)).with_columns(
-        pl.col("mcp_server").fill_null(UNNAMED_SERVER))
+        pl.col("mcp_server").fill_null(UNNAMED_MCP_SERVER))
     if tools.is_empty():
         return []
     # A new tool of a server already in use: its first call came after the server's first call. Tools count by
@@ -216,7 +213,7 @@ def _inferred(context: Context, params: Params) -> list[Finding]:
                     f"Inferred from the agent's log (no tools/list of {_server_name(d['mcp_server'])} was read): request {d['turn']} read "
                     f"{d['cache_read_tokens']:,} of the {d['prev_input']:,} prompt tokens the request {d['gap_s']:.0f} s before it had "
                     f"sent, with no compaction or model switch between them, and then the model called {d['_name']!r} for the first "
-                    f"time though it had used {'MCP' if d['mcp_server'] == UNNAMED_SERVER else 'that server'} before. "
+                    f"time though it had used {'MCP' if d['mcp_server'] == UNNAMED_MCP_SERVER else 'that server'} before. "
                     + ("The cache held on the session's other requests. " if d["_losses"] == 1 else
                        f"The session lost its warm cache {d['_losses']} times, {d['_explained']} of them each followed by a new tool. ")
                     + "Tool definitions come first in the prompt, so the server most likely "
