@@ -42,11 +42,15 @@ def _stored(command: str) -> list[str]:
         ("Bash", "builtin", ["curl -s http://127.0.0.1:5000/health"], None, "Bash /health"),
         ("fetch", "mcp", ["https://api.vendor.example/x"], None, None),
         ("Bash", "builtin", ["ls -la"], None, None),
-        # A URL the stored value cut (its first 64 characters of a text, or of a free-text command) names no host.
+        # A URL the stored value cut (the first 64 characters of a free-text command) names no host.
         ("curl", "builtin", ["curl -X POST -d \"name=test;id&age=123\" http://web.chal.csaw.io:8"], None, None),
+        # A URL after long headers, which a text's head and tail would cut, is kept whole between them.
         ("Bash", "builtin", _stored("curl -s -H 'Accept: application/json' -H 'X-Trace: 1' https://api.vendor.example/v2/items?limit=50 | "
                                        "jq '.items[] | .id, .name, .owner'"),
-         None, None),
+         "api.vendor.example", "Bash /#/items"),
+        ("Bash", "builtin", _stored("sleep 10 && curl -si -H 'If-None-Match: W/\"61da4563a8be\"' "
+                                       "'https://beds.hospital.example/api/v2/occupancy?site=north&include=beds'"),
+         "beds.hospital.example", "Bash /api/#/occupancy"),
         ("Bash", "builtin", _stored("curl -s -H 'Accept: application/json' https://api.vendor.example/x | jq '.items[] | .id, .name'"),
          "api.vendor.example", "Bash /x"),
     ],

@@ -45,6 +45,22 @@ def test_a_listing_of_records_keeps_its_values():
     assert {b"id", b"zone", b"00000001", b"00000027"} <= words
 
 
+def test_a_short_listing_of_a_few_records_keeps_its_values_and_a_notice_keeps_them_positions():
+    """Three free slots (each an id and a start) are eight or more distinct values: another listing of slots is new
+    content. A notice's few numbers (a step, a total, a wait) stay positions: the next notice is the same words."""
+
+    def slots(seed: int) -> bytes:
+        rng = random.Random(seed)
+        return json.dumps({"slots": [{"id": f"sl_{rng.randrange(16**6):06x}", "start": f"2026-03-{rng.randrange(9, 14)}T{rng.randrange(8, 17)}:00:00Z"}
+                                     for _ in range(3)]}).encode()
+
+    first_id = json.loads(slots(1))["slots"][0]["id"].encode()
+    assert first_id in _sig_words(slots(1))
+    assert result_features(slots(1))["result_sig"] != result_features(slots(2))["result_sig"]
+    notice = "Progress: step {} of 20 verified; the next step is ready in 30 s (job 4411).".format
+    assert result_features(notice(3).encode())["result_sig"] == result_features(notice(4).encode())["result_sig"]
+
+
 def test_japanese_kana_and_thai_are_read_in_pairs_too():
     # Kana start with byte E3 and Thai with E0: the quick check that skips texts without such scripts
     # must let both through.

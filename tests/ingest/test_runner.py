@@ -65,7 +65,7 @@ def test_files_an_older_parser_read_are_read_again_once_and_give_the_same_rows(s
     after = snapshot(store)
     assert {t: rows for t, rows in after.items() if t != "sources"} == {t: rows for t, rows in before.items() if t != "sources"}
     revisions = dict(store.duck.execute(f"SELECT format, max(json_extract_string(parser_state, '$.{formats.REVISION_KEY}')) FROM sources GROUP BY ALL").fetchall())
-    assert revisions["codex"] == str(formats.parser_revision("codex")) and revisions["claude-code"] == "1"
+    assert revisions["codex"] == str(formats.parser_revision("codex")) and revisions["claude-code"] == str(formats.parser_revision("claude-code"))
     third = ingest_paths(store, [logs])
     assert third.files_unchanged == 8 and third.lines_read == 0
 

@@ -359,11 +359,12 @@ _FETCHING = r"""CASE WHEN {t}.mcp_server IS NOT NULL OR {t}.tool_kind = 'mcp' OR
 
 
 # A URL in a value, and whether the stored value cut it (``ingest.skeleton.args_values`` keeps a text's first
-# characters and its last, a value without spaces up to a limit): a cut URL's host or path is not the one called.
+# characters and its last, with a URL they would cut whole between them, and a value without spaces up to a limit;
+# a free-text command, SWE-agent's, keeps its first characters): a cut URL's host or path is not the one called.
 _URL = r"""'https?://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[^\s?#''"<>|;&)`]*)?'"""
 _URL_END = f"(strpos(v, regexp_extract(v, {_URL})) + length(regexp_extract(v, {_URL})) - 1)"
 _URL_CUT = (f"({_URL_END} = length(v) AND length(v) IN ({MAX_ARG_VALUE_CHARS}, {MAX_ARG_TOKEN_CHARS}) "
-            f"OR {_URL_END} = {MAX_ARG_VALUE_CHARS} AND contains(v, '{TEXT_CUT}'))")
+            f"OR {_URL_END} = {MAX_ARG_VALUE_CHARS} AND strpos(v, '{TEXT_CUT}') = {MAX_ARG_VALUE_CHARS + 1})")
 
 
 def remote_calls_sql(relation: str) -> str:

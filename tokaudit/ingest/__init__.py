@@ -36,8 +36,10 @@ _MODULES = {name: module for name, (module, _, _) in _FORMATS.items()}
 
 # A parser's revision, raised when a fix changes what it makes of lines it has read before: the next
 # ingest reads that format's files again, whole, replacing their rows, so a store gets the fix without
-# being rebuilt. Unlisted formats are at revision 1. Codex 2: a fork's replayed model carries over.
-_REVISIONS = {"codex": 2}
+# being rebuilt. Codex 2: a fork's replayed model carries over. Every format one up (codex 3): a short listing's
+# values count in the result signature (``ingest.base.MIN_VALUE_WORDS``), and a URL a long text's head and tail
+# would cut is kept between them (``ingest.skeleton._cut``).
+_REVISIONS = {fmt: 2 for fmt in _FORMATS} | {"codex": 3}
 # Where a file's parser revision is kept: in its ``sources.parser_state`` (JSON), beside the parser's own state.
 REVISION_KEY = "_parser_revision"
 

@@ -325,7 +325,9 @@ EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
 _WORD_BYTES = bytes(
     c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128) else 32 for c in range(256)
 )
-MIN_VALUE_WORDS = 20
+# Eight: a short listing counts too (three free slots, each an id and a start time; one patient's evaluation), while a
+# notice's step, total and wait are three or four.
+MIN_VALUE_WORDS = 8
 MIN_VALUE_SHARE = 0.3  # of the sample's words: a page of records is mostly values
 # The token a tail excerpt starts inside of: dropped, since a key cut there has lost the prefix
 # ("sk-ant-…") that redaction recognises it by.

@@ -84,6 +84,12 @@ MAX_ARG_TOKEN_CHARS = 128
 TEXT_CUT = " … "
 TEXT_TAIL_CHARS = 32
 _SPACE = re.compile(r"\s")
+# A URL in a long text (a shell command: ``curl -H 'If-None-Match: …' https://host/path?query``) that the head
+# and tail would cut is kept whole between them (up to MAX_ARG_TOKEN_CHARS): the host is the server the agent
+# called, and its path and query the call. Only a text's first URL_SCAN_CHARS are searched (a file written
+# whole can be long).
+_URL = re.compile(r"https?://[^\s'\"<>|;)`]+")
+URL_SCAN_CHARS = 2048
 
 
 def _cut(value: str) -> str:
@@ -92,6 +98,8 @@ def _cut(value: str) -> str:
     Examples:
         >>> _cut("SELECT sku, qty, warehouse, updated_at FROM stock WHERE region = 'NL' ORDER BY sku LIMIT 50 OFFSET 150")
         'SELECT sku, qty, warehouse, updated_at FROM stock WHERE region = … ORDER BY sku LIMIT 50 OFFSET 150'
+        >>> print(_cut("sleep 10 && curl -si -H 'If-None-Match: W/ae6c08a154c0' 'https://beds.example/api/occupancy?site=n' | head -40"))
+        sleep 10 && curl -si -H 'If-None-Match: W/ae6c08a154c0' ' … https://beds.example/api/occupancy?site=n … api/occupancy?site=n' | head -40
     """
     if len(value) <= MAX_ARG_VALUE_CHARS:
         return value
@@ -100,7 +108,13 @@ def _cut(value: str) -> str:
         return head
     if len(value) <= MAX_ARG_VALUE_CHARS + len(TEXT_CUT) + TEXT_TAIL_CHARS:
         return value
-    return value[:MAX_ARG_VALUE_CHARS] + TEXT_CUT + value[-TEXT_TAIL_CHARS:]
+    tail_at = len(value) - TEXT_TAIL_CHARS
+    url = _URL.search(value, 0, URL_SCAN_CHARS) if "://" in value[:URL_SCAN_CHARS] else None
+    if url is not None and url.end() > MAX_ARG_VALUE_CHARS and url.start() < tail_at:
+        # The head stops before the URL (no piece of it is left there to read as a host of its own).
+        head = value[: min(MAX_ARG_VALUE_CHARS, url.start())]
+        return head + TEXT_CUT + url.group()[:MAX_ARG_TOKEN_CHARS] + TEXT_CUT + value[tail_at:]
+    return value[:MAX_ARG_VALUE_CHARS] + TEXT_CUT + value[tail_at:]
 
 _DECODER = msgspec.json.Decoder()
 
