@@ -1345,6 +1345,30 @@ def test_sponge_results_far_above_the_tools_usual_size():
     assert not [f for f in by(findings, "amplification") if f.session_id != sponge.session_id and f.metric == "result_size_vs_tool_median"]
 
 
+def test_results_six_times_the_tools_usual_size_and_beyond_its_usual_peak_are_a_sponge():
+    """A trace tool whose answers are usually ~2,000 tokens (at most ~2,300 in a session) answers one session's
+    calls with ~12,000: span dumps padded around what was asked. A large result is not a sponge by its size alone
+    (the 5,000-token floor), nor above a tool's median alone when the tool's sessions reach such sizes (its peak)."""
+    rng = random.Random(9)
+
+    def spans(n: int) -> str:
+        return json.dumps([{"span": f"sp_{rng.randrange(16**8):08x}", "op": rng.choice(["db.query", "http.get", "cache.get"]),
+                            "ms": rng.randrange(1, 900)} for _ in range(n)])
+
+    sessions = benign(30)
+    for s in sessions[:10]:
+        for k in range(3):
+            s.turn(tools=[("tracing/get_trace", f'{{"trace":"t{k}"}}', spans(rng.randrange(95, 110)))])
+    dump = Session("claude-code:dump")
+    for k in range(4):
+        dump.turn(tools=[("tracing/get_trace", f'{{"trace":"x{k}"}}', spans(600))])
+    dump.turn(stop_reason="end_turn")
+    findings = audit(*sessions, dump)
+    (f,) = [f for f in by(findings, "amplification", dump.session_id) if f.metric == "result_size_vs_tool_median"]
+    assert f.evidence["calls"] == 4 and 5 <= f.value < 10
+    assert not [f for f in by(findings, "amplification") if f.session_id != dump.session_id and f.metric == "result_size_vs_tool_median"]
+
+
 def test_one_session_calling_a_sponge_many_times_does_not_set_the_tools_usual_size():
     sessions = benign(30)
     for s in sessions[:4]:  # four sessions use the tool once each, with ordinary results
@@ -2118,6 +2142,26 @@ def test_the_whole_diff_sent_again_for_every_round_of_review_is_inflation_and_a_
     assert not by(findings, "argument_inflation", apply.session_id) and not by(findings, "economic_dos", apply.session_id)
 
 
+def test_batches_of_new_records_sent_to_an_import_tool_are_its_work():
+    """An import tool needs the records it is sent: batches of new beds answered with a count are the task, not
+    inflation. The same batches sent to a tool named for looking something up are."""
+    rng = random.Random(4)
+    importer, lookup = Session("claude-code:import"), Session("claude-code:lookup")
+    for k in range(7):
+        beds = json.dumps([{"bed": f"{rng.randrange(1, 9)}B-{rng.randrange(100)}", "ward": rng.choice(["3A", "4B", "ICU"]),
+                            "state": rng.choice(["free", "held", "cleaning"]), "since": f"2026-04-{rng.randrange(10, 28)}T0{rng.randrange(10)}:00"}
+                           for _ in range(120)])
+        importer.turn(tools=[("beds/import_beds", json.dumps({"site": "north", "records": beds}), f'{{"imported":120,"batch":{k}}}')],
+                      output_tokens=len(beds) // 4)
+        lookup.turn(tools=[("beds/lookup_beds", json.dumps({"site": "north", "records": beds}), f'{{"found":120,"batch":{k}}}')],
+                    output_tokens=len(beds) // 4)
+    for s in (importer, lookup):
+        s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30, turns=12), importer, lookup)
+    assert not by(findings, "argument_inflation", importer.session_id)
+    assert by(findings, "argument_inflation", lookup.session_id)
+
+
 def test_answers_to_new_questions_that_climb_call_after_call_are_swelling_results():
     """A statements server appending its whole audit trail to each account's statement: twelve accounts in a row,
     each answer larger than the last. The same accounts answered with statements of their own, varied sizes, are
@@ -2253,3 +2297,79 @@ def test_a_steered_chain_of_a_hundred_calls_or_more_is_a_verdict_at_three_times_
     assert not by(findings, "economic_dos", long_.session_id)
     below_gate = audit(*benign(30), very_long, economic_dos={"min_long_chain_cost_ratio": 1000.0})
     assert by(below_gate, "continuation_loop", very_long.session_id) and not by(below_gate, "economic_dos", very_long.session_id)
+
+
+def _walk(session_id: str, steps: int, *, record: bool, output_tokens: int = 200, shuffled_page: bool = False) -> Session:
+    """A pathway evaluated step by step (``stage`` 1, 2 … the server counts): each answer one patient's evaluation
+    (``record``), the same notice under a new step number, or (``shuffled_page``) a page of the same eighty patients
+    shuffled, four of them new."""
+    rng = random.Random(session_id)
+    page_rng = random.Random(f"{session_id}:pages")
+    pool = [{"patientRef": f"Patient/{page_rng.randrange(10**7, 10**8)}", "bed": f"4B-{k:02d}", "score": round(page_rng.random(), 2)} for k in range(80)]
+    s = Session(session_id)
+    s.turn(tools=[("care/open_pathway", '{"ward":"3A"}', '{"pathwayId":"pw_7Hk2","patients":%d,"stage":0}' % steps)])
+    for i in range(1, steps + 1):
+        if shuffled_page:
+            for _ in range(4):
+                pool[page_rng.randrange(80)] = {"patientRef": f"Patient/{page_rng.randrange(10**7, 10**8)}", "bed": "4B-99", "score": 0.5}
+            answer = json.dumps({"pathwayId": "pw_7Hk2", "stage": i, "evaluated": page_rng.sample(pool, 80)})
+        elif record:
+            answer = json.dumps({"pathwayId": "pw_7Hk2", "stage": i, "stagesTotal": steps, "evaluated": {
+                "bed": f"4B-{i:02d}", "patientRef": f"Patient/{rng.randrange(10**7, 10**8)}", "edd": f"2026-04-{rng.randrange(10, 29)}",
+                "score": round(rng.random(), 2), "blockers": rng.sample(["transport", "pharmacy", "social-work", "physio"], 2)}})
+        else:
+            answer = json.dumps({"pathwayId": "pw_7Hk2", "stage": i, "stagesTotal": steps, "state": "evaluating", "detail": "stage accepted"})
+        s.turn(tools=[("care/evaluate_step", '{"pathwayId":"pw_7Hk2","stage":%d}' % i, answer)], output_tokens=output_tokens)
+    s.turn(stop_reason="end_turn")
+    return s
+
+
+def test_a_cheap_walk_of_records_needs_the_cost_gate_and_a_cheap_loop_of_notices_does_not():
+    """A steered loop whose answers each bring a new record (a wizard evaluating the next patient at each step) is
+    a walk an honest task makes: in a session no costlier than its cohort's it is a D5 finding, not a verdict. The
+    same walk in a costly session, and a loop of one notice under new step numbers at the same low cost, convict."""
+    cheap_walk = _walk("claude-code:walk", 12, record=True)
+    costly_walk = _walk("claude-code:costly-walk", 12, record=True, output_tokens=6000)
+    notices = _walk("claude-code:notices", 12, record=False)
+    pages = _walk("claude-code:pages", 12, record=False, shuffled_page=True)
+    findings = audit(*benign(30, turns=24), cheap_walk, costly_walk, notices, pages)
+    (loop,) = by(findings, "continuation_loop", cheap_walk.session_id)
+    assert loop.evidence["steered_novelty"] > 0.2 and loop.value >= 7
+    assert not by(findings, "economic_dos", cheap_walk.session_id)
+    (verdict,) = by(findings, "economic_dos", costly_walk.session_id)
+    assert verdict.value >= 1.0 and "steered loop" in verdict.evidence["reasons"]
+    (verdict,) = by(findings, "economic_dos", notices.session_id)
+    assert verdict.value < 1.0 and verdict.evidence["reasons"] == ["steered loop"]
+    # Pages of the same rows shuffled read as partly new in their sampled head and tail; large answers are no walk.
+    (loop,) = by(findings, "continuation_loop", pages.session_id)
+    assert loop.evidence["steered_novelty"] > 0.2 and loop.evidence["result_tokens"] > 400 * loop.evidence["calls"]
+    (verdict,) = by(findings, "economic_dos", pages.session_id)
+    assert verdict.evidence["reasons"] == ["steered loop"]
+
+
+def _validation_rounds(session_id: str, rounds: int) -> Session:
+    """A file checked by a validator server after every edit: each answer one finding beside the same annotated copy."""
+    rng = random.Random(session_id)
+    annotated = "\n".join(f"{n:4d} | def handler_{n}(msg): return route(msg, segment='PID', strict=True)" for n in range(60))
+    s = Session(session_id)
+    s.turn(tools=[("Read", '{"file_path":"/src/hl7/adt.py"}', annotated)])
+    for k in range(rounds):
+        finding = {"rule": f"HL7-{rng.randrange(100, 999)}", "line": rng.randrange(1, 60), "severity": "warning"}
+        s.turn(tools=[("lintsrv/validate_file", '{"path":"/src/hl7/adt.py","ruleset":"hl7-2.5"}',
+                       json.dumps({"file": "/src/hl7/adt.py", "findings": [finding], "annotated": annotated}))])
+        s.turn(tools=[("Edit", f'{{"file_path":"/src/hl7/adt.py","old_string":"line {k}","new_string":"fixed {k}"}}', "The file was edited.")])
+    s.turn(stop_reason="end_turn")
+    return s
+
+
+def test_a_check_rerun_after_every_edit_answering_the_same_copy_with_one_new_finding_is_a_sponge():
+    """A validator that reveals one finding a round has the agent edit and re-run the same check again and again, the
+    same annotated file paid for each time; an honest one is satisfied after a round or two."""
+    drip, honest = _validation_rounds("claude-code:drip", 14), _validation_rounds("claude-code:lint", 2)
+    findings = audit(*benign(30, turns=12), drip, honest)
+    (recheck,) = [f for f in by(findings, "amplification", drip.session_id) if f.metric == "rechecks_after_edits"]
+    assert recheck.tool_key == "lintsrv/validate_file" and recheck.evidence["calls"] == 13 and recheck.value <= 0.5
+    (verdict,) = by(findings, "economic_dos", drip.session_id)
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.tool_key == "lintsrv/validate_file"
+    assert not [f for f in by(findings, "amplification", honest.session_id) if f.metric == "rechecks_after_edits"]
+    assert not by(findings, "economic_dos", honest.session_id)

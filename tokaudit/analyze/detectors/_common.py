@@ -63,6 +63,13 @@ NEW_CONTEXT_SHARE = 0.5
 MAX_NAMED_TOOLS = 5
 # The highest severity of a chain made only of the agent's own tools (no MCP call in it).
 OWN_TOOLS_MAX_SEVERITY = "medium"
+# A tool whose name starts with a checking verb reads what it is sent, whatever its object: "review_patch",
+# "validateQuery", "lint-sql" judge a patch or a query, they write none. A server asking for the whole
+# diff again on every round of review is the inflation, not the work.
+CHECKING_TOOLS = (r"(?i)(?:^|/)(?:review|validate|verify|check|lint|audit|inspect|analy[sz]e|evaluate|assess|score|scan|critique"
+                  r"|grade|diagnose|explain|estimate|preview|dry[-_]?run)")
+# The agent's own tools that change what a checking tool would read: a file written, edited or patched.
+EDITING_TOOLS = r"(?i)(write|edit|patch|create|insert|replace|update|save)"
 
 
 def previous(column: str) -> pl.Expr:

@@ -55,6 +55,13 @@ same answer: a status polled with the same arguments, or a file read again, is l
 and cost detectors. False positives: a tool whose answers are mostly a fixed frame
 around a few new lines (browser snapshots of one site differ by more).
 
+Re-checks after edits: an MCP tool called again with the arguments of its previous call after the agent
+changed something with its own tools in between (a file edited, written or patched), on ``min_recheck_calls``
+or more calls, answering ``min_recheck_result_tokens`` or more on average with mostly what it said before (mean
+novelty ≤ ``max_recheck_novelty``): a validator re-run after every fix that reveals one more finding each
+round, beside the same annotated copy of the file, where an honest one reports what it finds at once and is
+satisfied after a round or two. False positives: an agent fixing a long list of findings one at a time,
+validating after each (the same re-reads, hence the verdict's cost gate).
 Accumulating results: an MCP tool called again with the same arguments (a status or log polled;
 no other call to its server between, the agent's own tools aside) whose every answer repeats the one
 before (novelty ≤ ``max_accumulating_novelty``) and is larger than it, on ``min_accumulating_calls``
@@ -104,7 +111,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
-from tokaudit.analyze.detectors._common import Context, fire_turn, known_turns
+from tokaudit.analyze.detectors._common import CHECKING_TOOLS, EDITING_TOOLS, Context, fire_turn, known_turns
 from tokaudit.analyze.features import similarity_to
 from tokaudit.ingest.base import COMPRESS_SAMPLE_BYTES, SIG_BINS
 
@@ -122,7 +129,7 @@ class Params:
     min_ratio: float = 5.0
     min_out_in: float = 50.0
     min_output_tokens: int = 4000
-    min_times_tool_median: float = 10.0
+    min_times_tool_median: float = 5.0
     # ... and this many times the tool's usual peak: the median over sessions of each one's largest result of it.
     min_times_tool_peak: float = 3.0
     min_result_tokens: int = 5000
@@ -162,6 +169,11 @@ class Params:
     # ... each repeating part of the one before (the trail so far): sizes that climb by chance, over a fleet's millions
     # of calls, bring new content every time.
     max_swelling_novelty: float = 0.7
+    # The same call of an MCP tool re-run after the agent's edits, this many times, answering this much on average with
+    # mostly what it said before (an honest validator is satisfied after a round or two).
+    min_recheck_calls: int = 6
+    min_recheck_result_tokens: int = 1000
+    max_recheck_novelty: float = 0.5
     # The same large local content read again right after an MCP tool's results, this many times.
     min_reread_calls: int = 4
     min_reread_result_tokens: int = 2000
@@ -203,6 +215,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
     out += _compression_outliers(context, params, already, opaque=False)
     out += _compression_outliers(context, params, already, opaque=True)
     out += _repeated_results(context, params)
+    out += _rechecks(context, params)
     out += _task_repeated_results(context, params)
     out += _rereads(context, params)
     out += _subagent_rereads(context, params)
@@ -407,6 +420,41 @@ def _repeated_results(context: Context, params: Params) -> list[Finding]:
             ),
             evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "mean_novelty": r["mean_novelty"],
                       "distinct_args": r["distinct_args"]},
+        )
+        for r in per.iter_rows(named=True)
+    ]
+
+
+def _rechecks(context: Context, params: Params) -> list[Finding]:
+    """An MCP tool called again and again with its previous call's arguments after the agent's own edits, answering
+    mostly what it had said before."""
+    tools = context.tools
+    if tools.is_empty():
+        return []
+    edits = ~pl.col("is_mcp") & pl.col("tool_key").str.contains(EDITING_TOOLS) & ~pl.col("tool_key").str.contains(CHECKING_TOOLS)
+    # Edits so far in the session (the frame is in call order), and at each MCP tool's previous call.
+    calls = tools.with_columns(edits.cast(pl.Int64).cum_sum().over("session_id").alias("_edits")).filter(pl.col("is_mcp"))
+    calls = calls.with_columns(
+        ((pl.col("args_hash") == pl.col("args_hash").shift(1).over("session_id", "tool_key"))
+         & (pl.col("_edits") > pl.col("_edits").shift(1).over("session_id", "tool_key"))).fill_null(False).alias("_recheck"))
+    rechecks = calls.filter(pl.col("_recheck") & pl.col("novelty").is_not_null())
+    per = _per_session_tool(rechecks, params, pl.col("novelty").mean().alias("mean_novelty")).filter(
+        (pl.col("calls") >= params.min_recheck_calls) & (pl.col("tokens") >= params.min_recheck_result_tokens * pl.col("calls"))
+        & (pl.col("mean_novelty") <= params.max_recheck_novelty)).sort("session_id", "tool_key")
+    return [
+        _tool_finding(
+            context, r,
+            metric="rechecks_after_edits", value=r["mean_novelty"],
+            threshold=(f"≥ {params.min_recheck_calls} calls with the previous call's arguments after the agent's edits, "
+                       f"≥ {params.min_recheck_result_tokens:,} tokens on average, mean novelty ≤ {params.max_recheck_novelty}"),
+            excess_tokens=int(r["tokens"]),
+            explanation=(
+                f"{r['tool_key']!r} was called {r['calls']} more times with the same arguments after the agent's own edits, "
+                f"answering {int(r['tokens']):,} tokens ({r['method']}) that mostly repeat what it had said before (mean novelty "
+                f"{r['mean_novelty']:.2f}): a check re-run after every fix that finds one more thing each round, its answer "
+                "paid for every time and re-read on every later request."
+            ),
+            evidence={"first_call": r["first_call"], "calls": r["calls"], "mcp": True, "mean_novelty": r["mean_novelty"]},
         )
         for r in per.iter_rows(named=True)
     ]

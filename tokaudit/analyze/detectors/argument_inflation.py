@@ -41,17 +41,13 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups
+from tokaudit.analyze.detectors._common import CHECKING_TOOLS, Context, chain_finding, run_groups
 
 NAME = "argument_inflation"
 TITLE = "Inflated tool arguments (D6)"
 
-CONTENT_TOOLS = r"(?i)(write|edit|patch|create|insert|upload|save|replace|update|exec|bash|shell|command|run|python|notebook|sql|query|task|agent)"
-# A tool whose name starts with a checking verb reads what it is sent, whatever its object: "review_patch",
-# "validateQuery", "lint-sql" judge a patch or a query, they write none. A server asking for the whole
-# diff again on every round of review is the inflation, not the work.
-CHECKING_TOOLS = (r"(?i)(?:^|/)(?:review|validate|verify|check|lint|audit|inspect|analy[sz]e|evaluate|assess|score|scan|critique"
-                  r"|grade|diagnose|explain|estimate|preview|dry[-_]?run)")
+CONTENT_TOOLS = (r"(?i)(write|edit|patch|create|insert|upload|save|replace|update|import|ingest|load|append|bulk|exec|bash|shell|command|run"
+                 r"|python|notebook|sql|query|task|agent)")
 
 
 def _consumed(params: Params) -> pl.Expr:

@@ -7,7 +7,11 @@ A session is flagged when:
   sending an MCP tool the same long arguments again and again, whole or grown, however the
   server worded its rejections) ran in it — all specific enough to stand alone (a queue
   consumer acking each message's receipt, one small template under new values, has a loop's
-  shape too: a known false positive, which calibrating the loop length on benign sessions moves);
+  shape too: a known false positive, which calibrating the loop length on benign sessions moves) —
+  except a steered loop of ``min_walk_calls`` or more whose small results each brought some new content
+  (mean novelty above ``min_walk_novelty``: a wizard evaluating the next patient at each step, a booking
+  tool offering the next week's free slots), which stands alone only in a session costing at least
+  ``min_walk_cost_ratio`` × its cohort median (else it is a chain like those below);
 * a failure storm (D9 ``failure_storm``): an MCP tool failing again and again on the same
   arguments, far past the few retries a transient error earns — cheap errors, so no cost gate;
 * a steered loop whose calls carried the model's own new writing (D5 ``writes``: a scratchpad server
@@ -32,7 +36,9 @@ A session is flagged when:
   investigation's are but for many more hops), verbose,
   repetitive, random or repeated (sponge) results of an MCP tool, or answers to the same poll
   that each repeat the one before and grow (D2 ``accumulating_results``), or answers to new questions that climb
-  call after call (D2 ``swelling_results``: a server appending all it said before), a poll whose progress
+  call after call (D2 ``swelling_results``: a server appending all it said before), a check re-run with the
+  same arguments after every edit of the agent's, answering mostly what it said before (D2
+  ``rechecks_after_edits``: a validator revealing one finding a round), a poll whose progress
   went backwards again and again (D3 ``progress_regressions``), or whose countdown never ran down
   (D3 ``stalled_countdown``: "ready in 30 s" for forty minutes, fetched by any tool), an MCP tool slower
   than the prompt cache's lifetime called again and again, or one after whose calls the warm prompt cache was
@@ -106,7 +112,7 @@ STRUCTURAL = ("continuation_loop", "argument_inflation", "cycles")
 SUPPORTING = ("payload_withholding",)  # structural only beside one of STRUCTURAL
 # D2 findings that say an MCP tool's results were a sponge: far above its usual size, mostly repetition, or random data.
 SPONGE_METRICS = ("result_size_vs_tool_median", "large_results_new_tool", "result_compress_ratio", "result_opaque", "repeated_results",
-                  "rereads_after_tool", "accumulating_results", "swelling_results", "subagent_rereads")
+                  "rereads_after_tool", "accumulating_results", "swelling_results", "subagent_rereads", "rechecks_after_edits")
 # D8 findings that name a tool: an MCP server slower than the prompt cache's lifetime, called again and again; or
 # one after whose calls the warm cache was lost again and again (cache churn).
 CACHE_METRICS = ("slow_tool_cache_misses", "cache_churn")
@@ -143,6 +149,17 @@ class Params:
     # Such a fan-out and a drip of slivers (D5 ``drip``) are shapes benign batch writes and queue consumers share:
     # they convict only at a clear blowup, and do not make a surface change a verdict on their own.
     min_weak_cost_ratio: float = 2.0
+    # A steered loop of ``min_walk_calls`` or more whose small results (``max_walk_result_tokens`` on average) each
+    # brought some new content (mean novelty above ``min_walk_novelty``: a record per step — a wizard's evaluation of
+    # the next patient, the free slots of the next week) walks through steps an honest task has too. It stands alone
+    # only in a session costing at least ``min_walk_cost_ratio`` × its cohort's median. A loop of notices (the same
+    # words each time, only a counter or cursor changing) stands alone at any cost; so does a shorter loop, whose few
+    # results measure no novelty well (eight MinHash bins), and one of large pages (the same rows shuffled read as new
+    # in the sampled head and tail).
+    min_walk_novelty: float = 0.2
+    min_walk_calls: int = 7
+    max_walk_result_tokens: int = 400
+    min_walk_cost_ratio: float = 1.0
 
 
 def _server(tool_key: str) -> str:
@@ -214,6 +231,15 @@ def _drip_only(f: Finding) -> bool:
     return f.detector == "continuation_loop" and not f.evidence.get("repetitive", True) and bool(f.evidence.get("drip"))
 
 
+def _cheap_walk(f: Finding, params: Params, ratio: float | None) -> bool:
+    """A steered loop (D5) whose results each brought some new content, in a session no costlier than its cohort's
+    typical one (or of unknown cost): a walk through steps, which needs other evidence or the cost gate."""
+    novelty = f.evidence.get("steered_novelty")
+    small = (f.evidence.get("result_tokens") or 0) <= params.max_walk_result_tokens * (f.evidence.get("calls") or 1)
+    return (f.detector == "continuation_loop" and novelty is not None and novelty > params.min_walk_novelty
+            and f.value >= params.min_walk_calls and small and (ratio is None or ratio < params.min_walk_cost_ratio))
+
+
 def _fire_turn(convicting: list[Finding], found: list[Finding]) -> int | None:
     """The earliest turn at which the evidence was complete (for latency: turns after an attack's onset).
     ``convicting``: the findings the verdict rests on (supporting evidence alone convicts nothing)."""
@@ -268,7 +294,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
             f for f in structural
             if (f.detector in STRONG and (not (f.evidence.get("light_args") or f.evidence.get("remote"))
                                           or (f.value >= params.min_light_cycle_repetitions and f.evidence.get("servers", 2) >= 2))
-                and not _drip_only(f) and not f.evidence.get("writes") and not f.evidence.get("relay"))
+                and not _drip_only(f) and not f.evidence.get("writes") and not f.evidence.get("relay")
+                and not _cheap_walk(f, params, ratio))
             or f.evidence.get("repair") or f.evidence.get("storm")
         ]
         reasons = []
