@@ -429,8 +429,13 @@ def _rechecks(context: Context, params: Params) -> list[Finding]:
     """An MCP tool called again and again with its previous call's arguments after the agent's own edits, answering
     mostly what it had said before."""
     tools = context.tools
-    if tools.is_empty():
+    # Only sessions calling an MCP tool with the same arguments more than ``min_recheck_calls`` times can hold such a
+    # run: the rest of a large batch is skipped before the per-session scans below.
+    repeated = (tools.filter(pl.col("is_mcp")).group_by("session_id", "tool_key", "args_hash").len()
+                .filter(pl.col("len") > params.min_recheck_calls).select("session_id").unique())
+    if repeated.is_empty():
         return []
+    tools = tools.filter(pl.col("session_id").is_in(repeated["session_id"]))
     edits = ~pl.col("is_mcp") & pl.col("tool_key").str.contains(EDITING_TOOLS) & ~pl.col("tool_key").str.contains(CHECKING_TOOLS)
     # Edits so far in the session (the frame is in call order), and at each MCP tool's previous call.
     calls = tools.with_columns(edits.cast(pl.Int64).cum_sum().over("session_id").alias("_edits")).filter(pl.col("is_mcp"))
