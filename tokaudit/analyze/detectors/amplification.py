@@ -435,7 +435,7 @@ def _rechecks(context: Context, params: Params) -> list[Finding]:
                 .filter(pl.col("len") > params.min_recheck_calls).select("session_id").unique())
     if repeated.is_empty():
         return []
-    tools = tools.filter(pl.col("session_id").is_in(repeated["session_id"]))
+    tools = tools.filter(pl.col("session_id").is_in(repeated["session_id"].to_list()))
     edits = ~pl.col("is_mcp") & pl.col("tool_key").str.contains(EDITING_TOOLS) & ~pl.col("tool_key").str.contains(CHECKING_TOOLS)
     # Edits so far in the session (the frame is in call order), and at each MCP tool's previous call.
     calls = tools.with_columns(edits.cast(pl.Int64).cum_sum().over("session_id").alias("_edits")).filter(pl.col("is_mcp"))
