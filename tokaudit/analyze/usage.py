@@ -92,6 +92,7 @@ def mcp_server_sql(t: str) -> str:
     ``UNNAMED_MCP_SERVER`` for an MCP call (OpenHands, OTel without a server name); NULL for the agent's own tools."""
     return f"coalesce({t}.mcp_server, CASE WHEN {t}.tool_kind = 'mcp' THEN '{UNNAMED_MCP_SERVER}' END)"
 
+
 # The price day of a request logged without a timestamp (SWE-agent's trajectories): no genai-prices row is
 # dated so, so only a ``[pricing.overrides]`` entry prices it.
 UNDATED_PRICE_DAY = date(1970, 1, 1)

@@ -68,8 +68,16 @@ OWN_TOOLS_MAX_SEVERITY = "medium"
 # diff again on every round of review is the inflation, not the work.
 CHECKING_TOOLS = (r"(?i)(?:^|/)(?:review|validate|verify|check|lint|audit|inspect|analy[sz]e|evaluate|assess|score|scan|critique"
                   r"|grade|diagnose|explain|estimate|preview|dry[-_]?run)")
-# The agent's own tools that change what a checking tool would read: a file written, edited or patched.
-EDITING_TOOLS = r"(?i)(write|edit|patch|create|insert|replace|update|save)"
+# Verbs of the tools that change what a checking tool would read: a file written, edited or patched.
+EDITING_VERBS = "write|edit|patch|create|insert|replace|update|save"
+EDITING_TOOLS = rf"(?i)({EDITING_VERBS})"
+
+
+def named_for(pattern: str, name: pl.Expr | None = None) -> pl.Expr:
+    """Whether a call's tool is named for ``pattern`` (a regular expression over ``tool_key``, or over ``name``) and not
+    for checking what it is sent (``CHECKING_TOOLS``: "review_patch" judges a patch, it writes none)."""
+    name = pl.col("tool_key") if name is None else name
+    return name.str.contains(pattern) & ~name.str.contains(CHECKING_TOOLS)
 
 
 def previous(column: str) -> pl.Expr:

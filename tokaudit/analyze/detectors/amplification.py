@@ -111,7 +111,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
-from tokaudit.analyze.detectors._common import CHECKING_TOOLS, EDITING_TOOLS, Context, fire_turn, known_turns
+from tokaudit.analyze.detectors._common import EDITING_TOOLS, Context, fire_turn, known_turns, named_for
 from tokaudit.analyze.features import similarity_to
 from tokaudit.ingest.base import COMPRESS_SAMPLE_BYTES, SIG_BINS
 
@@ -436,7 +436,7 @@ def _rechecks(context: Context, params: Params) -> list[Finding]:
     if repeated.is_empty():
         return []
     tools = tools.filter(pl.col("session_id").is_in(repeated["session_id"].to_list()))
-    edits = ~pl.col("is_mcp") & pl.col("tool_key").str.contains(EDITING_TOOLS) & ~pl.col("tool_key").str.contains(CHECKING_TOOLS)
+    edits = ~pl.col("is_mcp") & named_for(EDITING_TOOLS)
     # Edits so far in the session (the frame is in call order), and at each MCP tool's previous call.
     calls = tools.with_columns(edits.cast(pl.Int64).cum_sum().over("session_id").alias("_edits")).filter(pl.col("is_mcp"))
     calls = calls.with_columns(

@@ -41,12 +41,13 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding
-from tokaudit.analyze.detectors._common import CHECKING_TOOLS, Context, chain_finding, run_groups
+from tokaudit.analyze.detectors._common import EDITING_VERBS, Context, chain_finding, named_for, run_groups
 
 NAME = "argument_inflation"
 TITLE = "Inflated tool arguments (D6)"
 
-CONTENT_TOOLS = (r"(?i)(write|edit|patch|create|insert|upload|save|replace|update|import|ingest|load|append|bulk|exec|bash|shell|command|run"
+# Tools whose arguments are their work: an editor's verbs, and those of tools that upload, import or run what they are sent.
+CONTENT_TOOLS = (rf"(?i)({EDITING_VERBS}|upload|import|ingest|load|append|bulk|exec|bash|shell|command|run"
                  r"|python|notebook|sql|query|task|agent)")
 
 
@@ -65,7 +66,7 @@ def _content_tool() -> pl.Expr:
     A remote host's tool (``HOST/TOOL PATH``, ``analyze.frames``) is named by its path: the shell or HTTP tool that
     sent the request says nothing of what the endpoint does with it."""
     name = pl.when(pl.col("remote_host").is_not_null()).then(pl.col("tool_key").str.replace(r"^[^ ]* ", "")).otherwise(pl.col("tool_key"))
-    return name.str.contains(CONTENT_TOOLS) & ~name.str.contains(CHECKING_TOOLS)
+    return named_for(CONTENT_TOOLS, name)
 
 
 @dataclass(frozen=True)
