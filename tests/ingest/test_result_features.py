@@ -6,7 +6,7 @@ import json
 import random
 import statistics
 
-from tokaudit.ingest.base import EMPTY_BIN, SIG_BODY_MIN_BYTES, SIG_HEAD_BYTES, _sig_words, _values, result_features
+from tokaudit.ingest.base import EMPTY_BIN, SIG_BINS, SIG_BODY_MIN_BYTES, SIG_HEAD_BYTES, _sig_words, _values, result_features
 
 
 def test_values_are_the_words_holding_a_digit_wherever_the_digit_is():
@@ -122,3 +122,33 @@ def test_a_list_of_pending_work_mid_answer_keeps_its_first_references_and_no_sta
     # A key that names no pending work, or one holding only plain words, adds nothing.
     for other in ({"dependents": [{"scope": "svc/api-1"}]}, {"pending": ["review", "merge"]}):
         assert " … " + next(iter(other)) not in result_features(json.dumps({"summary": filler, **other, "notes": filler}).encode())["result_excerpt"]
+
+
+def _window(first: int, rows: int = 50) -> bytes:
+    """A page of ``rows`` records from row ``first``, each with a cursor minted for this page."""
+    rng = random.Random(first)
+    records = [{"cursor": f"c{n:05d}{rng.randrange(16**8):08x}", "node": {"id": f"ord_{n * 7919 % 100003:06d}x{n}", "qty": n % 7}}
+               for n in range(first, first + rows)]
+    return json.dumps({"edges": records, "pageInfo": {"endCursor": records[-1]["cursor"], "hasNextPage": True},
+                       "extensions": {"cost": {"requested": 52, "actual": 52}, "notes": "rate limits apply per client and per query " * 4}}).encode()
+
+
+def test_a_listings_records_get_bins_of_their_ids_shared_by_an_overlapping_window_and_not_by_the_next_page():
+    sigs = {first: result_features(_window(first))["result_sig"] for first in range(0, 200, 10)}
+    assert {len(sig) for sig in sigs.values()} == {2 * SIG_BINS}
+    shared = lambda a, b: sum(x == y for x, y in zip(sigs[a][SIG_BINS:], sigs[b][SIG_BINS:])) / SIG_BINS  # noqa: E731
+    # A window moved on by 10 rows serves 40 of its 50 rows again (their cursors minted anew: a Jaccard
+    # similarity of 40/160); the next page, none of them.
+    moved = [shared(first, first + 10) for first in range(0, 190, 10)]
+    assert 0.15 <= statistics.mean(moved) <= 0.35
+    assert all(shared(first, first + 50) == 0 for first in range(0, 150, 10))
+    # A file's lines and a notice hold no such ids: no bins of them.
+    code = "".join(f"{n:6d}\u2192    total = compute(order, line_{n % 9})\n" for n in range(1, 400)).encode()
+    assert len(result_features(code)["result_sig"]) == SIG_BINS
+    assert len(result_features(b"Progress: segment 3/20 verified, job 77812345 running")["result_sig"]) == SIG_BINS
+
+
+def test_the_excerpt_keeps_a_pages_end_cursor_before_its_records_cursors():
+    excerpt = result_features(_window(0, rows=80))["result_excerpt"]
+    end = json.loads(_window(0, rows=80))["pageInfo"]["endCursor"]
+    assert f"endCursor: {end}" in excerpt

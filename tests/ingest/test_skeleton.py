@@ -57,6 +57,18 @@ def test_argument_values_keep_a_urls_query_string_and_cut_text_short():
     assert args_values(json.dumps({"b": blob})) == ["x" * MAX_ARG_TOKEN_CHARS]
 
 
+def test_a_cursor_inside_a_long_query_text_is_kept_between_its_head_and_tail():
+    """The cursor written into a GraphQL query (or an id into SQL) is what changes from call to call, mid-text."""
+    cursor = "eyJvIjoxMywicyI6IjBiZTc1YSJ9"
+    query = ('query Rows { rows(filter: {site: "north", status: OPEN}, first: 50, after: "' + cursor
+             + '") { edges { cursor node { id name updatedAt } } pageInfo { endCursor hasNextPage } } }')
+    (kept,) = args_values(json.dumps({"query": query}))
+    assert cursor in kept and kept.startswith(query[:40]) and kept.endswith(query[-32:])
+    # Text without such a token keeps its head and tail only.
+    text = "def handler(event):\n    return process(event) " * 4
+    assert args_values(json.dumps({"code": text})) == [text[:MAX_ARG_VALUE_CHARS] + " … " + text[-32:]]
+
+
 def test_the_audits_value_head_is_the_head_ingest_kept():
     """``analyze.steering.HEAD`` (SQL) reads the values ``args_values`` stored: a text's head without the end
     ingest kept beside it, so a draft re-sent grown at its end has the same head; tokens and short text whole."""

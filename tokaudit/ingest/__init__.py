@@ -38,8 +38,10 @@ _MODULES = {name: module for name, (module, _, _) in _FORMATS.items()}
 # ingest reads that format's files again, whole, replacing their rows, so a store gets the fix without
 # being rebuilt. Codex 2: a fork's replayed model carries over. Every format one up (codex 3): a short listing's
 # values count in the result signature (``ingest.base.MIN_VALUE_WORDS``), and a URL a long text's head and tail
-# would cut is kept between them (``ingest.skeleton._cut``).
-_REVISIONS = {fmt: 2 for fmt in _FORMATS} | {"codex": 3}
+# would cut is kept between them (``ingest.skeleton._cut``). Every format one up again (codex 4): a listing's ids get
+# MinHash bins of their own, a long text keeps a token its head and tail would cut (a cursor inside a query), and a
+# result's excerpt prefers a page's next-page pointer to its records' cursors.
+_REVISIONS = {fmt: 3 for fmt in _FORMATS} | {"codex": 4}
 # Where a file's parser revision is kept: in its ``sources.parser_state`` (JSON), beside the parser's own state.
 REVISION_KEY = "_parser_revision"
 

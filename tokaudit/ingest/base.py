@@ -313,6 +313,14 @@ SIG_BODY_MIN_BYTES = 4096
 SIG_BODY_BYTES = 1024
 MIN_BODY_VALUES = 8  # distinct values in the body sample that make it a run of records (with MIN_VALUE_SHARE)
 EMPTY_BIN = 0xFFFFFFFF  # a MinHash bin no word fell into
+# A listing's records by their ids, over the whole page (its first ID_SCAN_BYTES): the words above sample a page's
+# ends, and a window of records shifted by a few rows has new ends while it re-serves most of its rows. Ids are
+# the values of ``MIN_ID_CHARS`` characters or more (record keys, cursors, hashes, long numbers); the shorter ones
+# (a day, an hour, a count) are in every page of any listing.
+ID_SCAN_BYTES = 64 * 1024
+MIN_ID_CHARS = 8
+MIN_ID_WORDS = 8  # distinct ids that make a listing's record bins (fewer: the page has none)
+MIN_HEAD_IDS = 2  # ids in a result's first 2 KiB that make it worth scanning for the rest
 # Words for the MinHash: runs of letters (folded to lower case), digits, underscores and non-ASCII bytes
 # (other scripts); everything else separates words — JSON punctuation, quotes, slashes, escapes — so a
 # compact JSON page is its keys and values, not one long "word". Words with a digit (*values*: numbers,
@@ -336,7 +344,9 @@ _PARTIAL_TOKEN = re.compile(r"^[A-Za-z0-9_+/=.-]+")
 # excerpt, since a server can hide the cursor it steers with mid-page, away from both ends. The key words
 # are found with plain substring searches first (fast on any text); only a bounded number of hits is
 # then read as ``key: value``.
-_POINTER_WORDS = (b"next", b"cursor", b"token", b"resume", b"continuation", b"_after", b"marker")
+# Keys naming where the *next* page starts are searched first: a page of records can give each record a cursor
+# of its own ("edges": [{"cursor": …}, …]) ahead of the page's own ("pageInfo": {"endCursor": …}).
+_POINTER_WORDS = (b"next", b"endcursor", b"end_cursor", b"resume", b"continuation", b"_after", b"marker", b"cursor", b"token")
 _POINTER_KEY = re.compile(r"(?:next|resume|continuation)[a-z_]*|[a-z_]*(?:cursor|page_?token|_after|marker)")
 _POINTER_AT = re.compile(rb'([A-Za-z_]{1,48})"?\s*[:=]\s*"?([A-Za-z0-9_+/=.:-]{4,128})')
 POINTER_SCAN_BYTES = 32 * 1024
@@ -476,9 +486,16 @@ def _values(words: list[bytes]) -> list[bytes]:
 
 
 def _sig_words(data: bytes) -> set[bytes]:
+    """The words of ``data`` its MinHash is taken over (``_sig_words_and_ids``)."""
+    return _sig_words_and_ids(data)[0]
+
+
+def _sig_words_and_ids(data: bytes) -> tuple[set[bytes], bool]:
     """The words without a digit of ``data``'s first ``SIG_HEAD_BYTES`` and last ``SIG_TAIL_BYTES``, and its
     values (words with a digit) of its first ``SIG_VALUE_HEAD_BYTES`` and last ``SIG_TAIL_BYTES`` when there
-    are ``MIN_VALUE_WORDS`` of them and they make ``MIN_VALUE_SHARE`` of its words (a listing of records)."""
+    are ``MIN_VALUE_WORDS`` of them and they make ``MIN_VALUE_SHARE`` of its words (a listing of records);
+    and whether its first ``SIG_VALUE_HEAD_BYTES`` hold ``MIN_HEAD_IDS`` ids (values of ``MIN_ID_CHARS`` characters
+    or more: where a page may list records by their keys; a file's line numbers and a log's times are shorter)."""
     text = _sample_words(data, SIG_HEAD_BYTES)
     tokens = text.split()
     found = _values(tokens)
@@ -488,11 +505,38 @@ def _sig_words(data: bytes) -> set[bytes]:
         found = _values(tokens)
     values = set(found)
     # Records are mostly values; templated lines numbered or stamped one by one are mostly words.
+    valued = sum(len(v) >= MIN_ID_CHARS for v in values) >= MIN_HEAD_IDS
     if len(values) >= MIN_VALUE_WORDS and len(found) >= MIN_VALUE_SHARE * len(tokens):
         words |= values
     if len(data) >= SIG_BODY_MIN_BYTES:
         words |= _body_values(data)
-    return words
+    return words, valued
+
+
+def _min_bins(words: Iterable[bytes]) -> list[int]:
+    """The one-permutation MinHash of ``words``: ``SIG_BINS`` bins of their CRC-32s, each keeping its smallest."""
+    mins = [EMPTY_BIN] * SIG_BINS
+    missing = SIG_BINS
+    # Hashes in ascending order: the first one met in a bin is that bin's minimum, so the loop
+    # usually stops after a few dozen of them (the hashing and sorting run in C).
+    for h in sorted(map(zlib.crc32, words)):
+        b = h & (SIG_BINS - 1)
+        if mins[b] == EMPTY_BIN:
+            mins[b] = h
+            missing -= 1
+            if not missing:
+                break
+    return mins
+
+
+def _record_ids(data: bytes) -> set[bytes]:
+    """The ids (values of ``MIN_ID_CHARS`` characters or more) of ``data``'s first ``ID_SCAN_BYTES``, when there are
+    ``MIN_ID_WORDS`` distinct ones; else none."""
+    tokens = _words(data[:ID_SCAN_BYTES]).split()
+    if len(data) > ID_SCAN_BYTES:
+        tokens.pop()  # maybe a piece of a word cut at the end of the scan
+    ids = set(_values([w for w in tokens if len(w) >= MIN_ID_CHARS]))
+    return ids if len(ids) >= MIN_ID_WORDS else set()
 
 
 def _body_values(data: bytes) -> set[bytes]:
@@ -526,7 +570,10 @@ def result_features(data: bytes) -> dict[str, Any]:
     keeps its smallest. The share of equal bins among those filled in either of
     two results estimates the Jaccard similarity of their word sets — result
     novelty, compared column by column at audit time. An empty bin holds
-    ``0xFFFFFFFF``.
+    ``0xFFFFFFFF``. A result with two ids (values of 8 characters or more) in its first
+    2 KiB and ``MIN_ID_WORDS`` in its first 64 KiB gets
+    ``SIG_BINS`` more bins, the MinHash of those ids (a listing's records, by their
+    keys): a window of records that moved on by a few rows has new ends but the same records.
 
     ``result_compress_ratio``: for a result of ``COMPRESS_MIN_BYTES`` or more, how
     many times zlib (level 1) shrinks its first ``COMPRESS_SAMPLE_BYTES`` — how
@@ -542,22 +589,20 @@ def result_features(data: bytes) -> dict[str, Any]:
         >>> page = lambda first: ",".join(f'{{"id":"i-{n:08x}","size":{n * 37},"ip":"10.0.{n}.7"}}' for n in range(first, first + 30)).encode()
         >>> result_features(page(0))["result_sig"] == result_features(page(20))["result_sig"]  # new records: new values
         False
+        >>> a, b = result_features(page(0))["result_sig"], result_features(page(3))["result_sig"]  # 27 of 30 rows again
+        >>> len(a), sum(x == y for x, y in zip(a[8:], b[8:])) >= 6
+        (16, True)
         >>> len(result_features(b"a line of text " * 10_000)["result_excerpt"])  # 300 + " … " + the tail's whole words
         422
         >>> result_features(b"heartbeat ok\\n" * 5_000)["result_compress_ratio"] > 15, result_features(b"short")["result_compress_ratio"]
         (True, None)
     """
-    mins = [EMPTY_BIN] * SIG_BINS
-    missing = SIG_BINS
-    # Hashes in ascending order: the first one met in a bin is that bin's minimum, so the loop
-    # usually stops after a few dozen of them (the hashing and sorting run in C).
-    for h in sorted(map(zlib.crc32, _sig_words(data))):
-        b = h & (SIG_BINS - 1)
-        if mins[b] == EMPTY_BIN:
-            mins[b] = h
-            missing -= 1
-            if not missing:
-                break
+    words, valued = _sig_words_and_ids(data)
+    mins = _min_bins(words)
+    if valued:
+        ids = _record_ids(data)
+        if ids:
+            mins += _min_bins(ids)
     compress_ratio = None
     if len(data) >= COMPRESS_MIN_BYTES:
         head_bytes = data[:COMPRESS_SAMPLE_BYTES]

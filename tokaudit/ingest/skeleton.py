@@ -90,6 +90,10 @@ _SPACE = re.compile(r"\s")
 # whole can be long).
 _URL = re.compile(r"https?://[^\s'\"<>|;)`]+")
 URL_SCAN_CHARS = 2048
+# So is, in a text without such a URL, its first token (16 characters or more, letters and digits, no spaces) the
+# head and tail would cut: a cursor or id written into a query (GraphQL's ``after: "…"``, SQL's ``WHERE id > '…'``)
+# is what changes from call to call, and it sits mid-text.
+_MID_TOKEN = re.compile(r"(?<![A-Za-z0-9_+/=.:-])(?=[A-Za-z_+/=.:-]*[0-9])(?=[0-9_+/=.:-]*[A-Za-z])[A-Za-z0-9_+/=.:-]{16,}")
 
 
 def _cut(value: str) -> str:
@@ -100,6 +104,8 @@ def _cut(value: str) -> str:
         'SELECT sku, qty, warehouse, updated_at FROM stock WHERE region = … ORDER BY sku LIMIT 50 OFFSET 150'
         >>> print(_cut("sleep 10 && curl -si -H 'If-None-Match: W/ae6c08a154c0' 'https://beds.example/api/occupancy?site=n' | head -40"))
         sleep 10 && curl -si -H 'If-None-Match: W/ae6c08a154c0' ' … https://beds.example/api/occupancy?site=n … api/occupancy?site=n' | head -40
+        >>> print(_cut('query Rows { rows(filter: {site: "north"}, first: 50, after: "eyJvIjoxMywicyI6IjBiZTc1YSJ9") { edges { node { id } } } }'))
+        query Rows { rows(filter: {site: "north"}, first: 50, after: " … eyJvIjoxMywicyI6IjBiZTc1YSJ9 … J9") { edges { node { id } } } }
     """
     if len(value) <= MAX_ARG_VALUE_CHARS:
         return value
@@ -109,11 +115,13 @@ def _cut(value: str) -> str:
     if len(value) <= MAX_ARG_VALUE_CHARS + len(TEXT_CUT) + TEXT_TAIL_CHARS:
         return value
     tail_at = len(value) - TEXT_TAIL_CHARS
-    url = _URL.search(value, 0, URL_SCAN_CHARS) if "://" in value[:URL_SCAN_CHARS] else None
-    if url is not None and url.end() > MAX_ARG_VALUE_CHARS and url.start() < tail_at:
-        # The head stops before the URL (no piece of it is left there to read as a host of its own).
-        head = value[: min(MAX_ARG_VALUE_CHARS, url.start())]
-        return head + TEXT_CUT + url.group()[:MAX_ARG_TOKEN_CHARS] + TEXT_CUT + value[tail_at:]
+    kept = _URL.search(value, 0, URL_SCAN_CHARS) if "://" in value[:URL_SCAN_CHARS] else None
+    if kept is None:
+        kept = next((m for m in _MID_TOKEN.finditer(value, 0, URL_SCAN_CHARS) if m.end() > MAX_ARG_VALUE_CHARS), None)
+    if kept is not None and kept.end() > MAX_ARG_VALUE_CHARS and kept.start() < tail_at:
+        # The head stops before it (no piece of it is left there to read as a host or token of its own).
+        head = value[: min(MAX_ARG_VALUE_CHARS, kept.start())]
+        return head + TEXT_CUT + kept.group()[:MAX_ARG_TOKEN_CHARS] + TEXT_CUT + value[tail_at:]
     return value[:MAX_ARG_VALUE_CHARS] + TEXT_CUT + value[tail_at:]
 
 _DECODER = msgspec.json.Decoder()
