@@ -10,11 +10,11 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from tokaudit.analyze.frames import Frames, _session_totals
+from tokaudit.analyze.frames import IN_BAND_FAILURE_SQL, Frames, _session_totals
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
 from tokaudit.analyze.steering import ETA_SQL, PROGRESS_SQL, steering_sql
 from tokaudit.analyze.steering_cache import STEERING_COLUMNS
-from tokaudit.ingest.base import result_features
+from tokaudit.ingest.base import SIG_BINS, result_features
 from tokaudit.ingest.skeleton import args_values
 
 T0 = datetime(2026, 3, 10, 10, 0, 0)
@@ -77,21 +77,33 @@ class Session:
                     "mcp_tool_name": tool_key if server and re.search("[0-9]", name) else None,
                     "remote_host": None,
                     "args_bytes": len(args), "skel_hash": hash(_skeleton(args)), "args_hash": hash(args),
+                    "tokens_masked_hash": hash(tuple("#" if re.fullmatch(r"\S*[0-9]\S*", v) else v for v in args_values(args))) if server else None,
                     "result_hash": hash(result),
                     "args_tokens": args_tokens, "args_tokens_method": "heuristic:bytes/4", "result_bytes": len(result),
                     "result_tokens": result_tokens, "result_tokens_method": "heuristic:bytes/4",
                     "content_type": content_type[0] if content_type else "text",
-                    "is_error": False, "call_idx": idx, "model": self.model, "duration_ms": int(tool_s * 1000),
+                    "is_error": bool(server) and _in_band_failure(features["result_excerpt"]), "call_idx": idx, "model": self.model, "duration_ms": int(tool_s * 1000),
                     "has_result": True, "has_continuation": re.search(CONTINUATION, result) is not None,
                     "has_directive": re.search(DIRECTIVES, result) is not None,
                     "_args_values": args_values(args), "_skeleton": _skeleton(args), "_excerpt": features["result_excerpt"],
                     "result_compress_ratio": features["result_compress_ratio"],
-                    **{f"sig{i}": v for i, v in enumerate(features["result_sig"])},
+                    # The word bins, then a listing's id bins (as the store's frame splits them; none: NULL).
+                    **{f"sig{i}": v for i, v in enumerate(features["result_sig"][:SIG_BINS])},
+                    **{f"idsig{i}": v for i, v in enumerate((features["result_sig"][SIG_BINS:] or [None] * SIG_BINS))},
                 }
             )
             added += args_tokens + result_tokens + 20
         self.context_tokens += added
         return self
+
+
+def _in_band_failure(excerpt: str) -> bool:
+    """An MCP answer's own status says it failed for now (the store's frame reads it so: ``IN_BAND_FAILURE_SQL``)."""
+    # On a connection of its own, the result read whole: an open result would hold the default connection others use.
+    return _IN_BAND.execute("SELECT " + IN_BAND_FAILURE_SQL.format(c="$1"), [excerpt]).fetchall()[0][0]
+
+
+_IN_BAND = duckdb.connect()
 
 
 def _skeleton(args: str) -> str:

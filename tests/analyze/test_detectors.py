@@ -784,6 +784,106 @@ def test_a_steered_chain_handing_out_a_sliver_a_call_is_a_verdict_and_a_real_pag
     assert by(below_gate, "continuation_loop", drip.session_id) and not by(below_gate, "economic_dos", drip.session_id)
 
 
+def _graphql_pages(session_id: str, stride: int, total: int, context_tokens: int = 30_000) -> Session:
+    """A GraphQL connection read 50 rows a page, the next page's cursor written into the query text; each row
+    has its own cursor, minted anew for every page (a snapshot stamp in it). ``stride`` 50: an honest
+    pagination, the end cursor at the last row; less: the page's end cursor sits ``stride`` rows in, and the
+    next page serves most of the rows again."""
+    rng = random.Random(session_id)
+    rows = [(f"apt_{rng.randrange(16**10):010x}", f"Patient/{rng.randrange(10**7, 10**8)}", f"2026-03-{rng.randrange(1, 29):02d}T{rng.randrange(8, 17)}:{rng.choice(['00', '15', '30', '45'])}")
+            for _ in range(total)]
+    s = Session(session_id, context_tokens=context_tokens)
+    after, first = "", 0
+    while first < total:
+        stamp = f"{rng.randrange(16**6):06x}"
+        edges = [{"cursor": f"c{first + n:04d}s{stamp}t{rng.randrange(10**9)}", "node": {"id": i, "patient": p, "start": at}}
+                 for n, (i, p, at) in enumerate(rows[first:first + 50])]
+        end = edges[min(stride, len(edges)) - 1]["cursor"]
+        query = ('query Appts { appointments(filter: {clinic: \\"ORT-2\\", referral: MISSING}, first: 50' + after
+                 + ') { edges { cursor node { id patient start } } pageInfo { endCursor hasNextPage } } }')
+        page = {"data": {"appointments": {"edges": edges, "pageInfo": {"endCursor": end, "hasNextPage": first + stride < total}}}}
+        s.turn(tools=[("journal/graphql", f'{{"query": "{query}"}}', json.dumps(page))])
+        after, first = f', after: \\"{end}\\"', first + stride
+    return s.turn(stop_reason="end_turn")
+
+
+def test_a_window_of_rows_moved_on_by_a_few_rows_a_call_is_a_loop_and_an_honest_pagination_is_not():
+    """The cursor sits inside a query's text and each page is new at both ends: only the records it serves
+    again tell the sliding window from the pagination."""
+    window, honest = _graphql_pages("claude-code:window", stride=12, total=300), _graphql_pages("claude-code:paging", stride=50, total=300)
+    findings = audit(*benign(30), window, honest)
+    (loop,) = by(findings, "continuation_loop", window.session_id)
+    assert loop.evidence["repetitive"] and loop.evidence["steered_record_overlap"] >= 0.2
+    assert loop.evidence["steered_novelty"] >= 0.4  # the pages' ends are new: novelty alone would not tell
+    assert "served again records" in loop.explanation and loop.value >= 20
+    assert by(findings, "economic_dos", window.session_id)
+    assert not by(findings, "continuation_loop", honest.session_id) and not by(findings, "economic_dos", honest.session_id)
+
+
+def _lease_rounds(session_id: str, bays: int, conflicts: int) -> Session:
+    """Stock lines written bay by bay under a lease: acquire, update, release; each update answered by a conflict
+    ``conflicts`` times before it lands (a new lease id and fencing token each round, the same lines re-sent)."""
+    rng = random.Random(session_id)
+    s = Session(session_id)
+    for b in range(bays):
+        bay = f"D{b + 1}-{rng.randrange(10, 40)}"
+        lines = [{"sku": f"SKU-{rng.randrange(10**5, 10**6)}", "qty": rng.randrange(1, 400), "lot": f"L{rng.randrange(1000, 9999)}"} for _ in range(14)]
+        token = rng.randrange(10_000, 90_000)
+        for c in range(conflicts + 1):
+            lease = "ls_" + "".join(rng.choice("abcdefghjkmnpqrstuvwxyz23456789") for _ in range(11)) + str(c % 10)
+            s.turn(tools=[("almacen/acquire_lease", json.dumps({"bay": bay, "ttlMs": 30000}),
+                           json.dumps({"bay": bay, "leaseId": lease, "fencingToken": token}))])
+            answer = ({"status": 200, "bay": bay, "applied": len(lines)} if c == conflicts
+                      else {"status": 409, "bay": bay, "applied": 0, "lease": {"state": "fenced", "currentToken": token + 1}})
+            s.turn(tools=[("almacen/update_stock", json.dumps({"bay": bay, "leaseId": lease, "fencingToken": token, "lines": lines}),
+                           json.dumps(answer))])
+            s.turn(tools=[("almacen/release_lease", json.dumps({"bay": bay, "leaseId": lease}), json.dumps({"bay": bay, "state": "released"}))])
+            token += 2
+    return s.turn(stop_reason="end_turn")
+
+
+def test_a_lease_handed_out_anew_each_round_beside_the_same_lines_is_a_cycle_and_one_conflict_a_bay_is_not():
+    pingpong, honest = _lease_rounds("claude-code:leases", bays=3, conflicts=6), _lease_rounds("claude-code:bays", bays=8, conflicts=0)
+    honest_retry = _lease_rounds("claude-code:bays-retry", bays=6, conflicts=1)
+    findings = audit(*benign(30), pingpong, honest, honest_retry)
+    (cycle,) = by(findings, "cycles", pingpong.session_id)
+    assert cycle.evidence["period"] == 3 and cycle.evidence["repeat_share"] >= 0.5 and cycle.evidence["mcp"]
+    assert by(findings, "economic_dos", pingpong.session_id)
+    for s in (honest, honest_retry):
+        assert not by(findings, "cycles", s.session_id) and not by(findings, "economic_dos", s.session_id)
+
+
+def _throttled_tracking(session_id: str, containers: int, throttled: int) -> Session:
+    """Containers tracked one by one; each answered ``throttled`` times by a normal result whose own status is 429
+    (with the last-known events), the agent sleeping between, before the answer lands."""
+    rng = random.Random(session_id)
+    s = Session(session_id)
+    for _ in range(containers):
+        box = f"MSCU{rng.randrange(10**6, 10**7)}"
+        events = [{"at": f"2026-05-{d:02d}T0{d % 9}:00Z", "code": rng.choice(["GTIN", "LOAD", "DEPA"]), "port": "ESALG"} for d in range(1, 12)]
+        args = json.dumps({"container": box, "include": ["events", "eta"]})
+        for k in range(throttled + 1):
+            answer = ({"container": box, "status": 200, "events": events, "eta": "2026-05-30"} if k == throttled
+                      else {"container": box, "status": 429, "quota": {"remaining": 0, "resetAt": f"2026-05-21T10:00:{k:02d}Z"},
+                            "lastKnown": {"events": events[:-1]}})
+            s.turn(tools=[("tracking/track_container", args, json.dumps(answer))])
+            if k < throttled:
+                s.turn(tools=[("Bash", '{"command":"sleep 5"}', "")])
+    return s.turn(stop_reason="end_turn")
+
+
+def test_an_answer_whose_own_status_is_429_is_a_failure_and_a_storm_of_them_a_verdict():
+    """A server answering a throttled call as a normal result, its status inside: the agent waits and asks again and
+    again. One genuine 429 a container, waited out once, is not a storm."""
+    storm, honest = _throttled_tracking("claude-code:throttled", 3, 12), _throttled_tracking("claude-code:tracking", 8, 1)
+    findings = audit(*benign(30), storm, honest)
+    (verdict,) = by(findings, "economic_dos", storm.session_id)
+    assert "failure storm" in verdict.evidence["reasons"]
+    assert any(f.metric == "failure_storm" and f.evidence.get("storm") for f in by(findings, "failure_spend", storm.session_id))
+    assert not by(findings, "economic_dos", honest.session_id)
+    assert not [f for f in by(findings, "failure_spend", honest.session_id) if f.metric == "failure_storm"]
+
+
 def test_large_results_of_a_tool_seen_once_are_a_sponge_and_one_large_read_is_not():
     rng = random.Random(3)
     dump = "".join(f"{k * 16:08x}  " + " ".join(f"{rng.randrange(256):02x}" for _ in range(16)) + "\n" for k in range(1_800))
@@ -2340,9 +2440,11 @@ def test_a_cheap_walk_of_records_needs_the_cost_gate_and_a_cheap_loop_of_notices
     assert verdict.value >= 1.0 and "steered loop" in verdict.evidence["reasons"]
     (verdict,) = by(findings, "economic_dos", notices.session_id)
     assert verdict.value < 1.0 and verdict.evidence["reasons"] == ["steered loop"]
-    # Pages of the same rows shuffled read as partly new in their sampled head and tail; large answers are no walk.
+    # Pages of the same rows shuffled read as new in their sampled head and tail, and as the same records by their
+    # ids (and large answers are no walk either way).
     (loop,) = by(findings, "continuation_loop", pages.session_id)
-    assert loop.evidence["steered_novelty"] > 0.2 and loop.evidence["result_tokens"] > 400 * loop.evidence["calls"]
+    assert loop.evidence["steered_novelty"] < 0.2 and loop.evidence["steered_record_overlap"] > 0.8
+    assert loop.evidence["result_tokens"] > 400 * loop.evidence["calls"]
     (verdict,) = by(findings, "economic_dos", pages.session_id)
     assert verdict.evidence["reasons"] == ["steered loop"]
 

@@ -3,8 +3,13 @@
 * ``novelty`` — 1 − the highest similarity between this result and the previous
   ``lookback`` results of the same tool in the session, similarity being the
   share of equal MinHash bins (among those either fills) of their word sets (``ingest.base.result_features``:
-  words with a digit left out, so "segment 3 of 20" and "segment 4 of 20" are the same words).
+  words with a digit left out, so "segment 3 of 20" and "segment 4 of 20" are the same words) — or, between
+  two listings, of their ids, when that is higher: a window of records moved on by a few rows re-serves them.
   A first result has novelty 1; a call without a result has none.
+* ``record_overlap`` — between two listings only (results with record ids), the highest similarity of this
+  result's ids and those of the previous ``lookback`` listings of the same tool: records served again. Honest
+  pages of one listing share none; a window moved on by a few rows shares most of its records (less whatever
+  each page stamps anew: a cursor per record, minted for each page). NULL where there is no listing before.
 * ``chain_key`` — the tool a call counts under in novelty, runs and chains: its
   ``tool_key``, except that the tools of one MCP server that the steering rule
   linked (``alias_steered``: one loop spread over aliases the server rotates)
@@ -35,36 +40,53 @@ from tokaudit.ingest.base import EMPTY_BIN, SIG_BINS
 
 LOOKBACK_CALLS = 8
 SIG_COLUMNS = [f"sig{i}" for i in range(SIG_BINS)]
+ID_SIG_COLUMNS = [f"idsig{i}" for i in range(SIG_BINS)]
 
 
 def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
+    # Most results are no listing: where none of the frame's is, the id bins are neither sorted nor compared.
+    ids = bool(tools[ID_SIG_COLUMNS[0]].is_not_null().any())
     # Only the columns read here are sorted by tool (a sort moves every column: the whole frame is forty),
     # and the results go back onto ``tools`` in its own order by row number.
     # Sorted by integers, not texts (a third of the sort's time): the session's stretch of the frame (which
     # is in session order) and the tool's number among the categories of chain keys.
     t = tools.select(
         pl.int_range(pl.len()).alias("_row"), pl.col("session_id").rle_id().alias("_session"),
-        pl.col("chain_key").cast(pl.Categorical).to_physical().alias("_tool"), "call_idx", "has_result", "steered", *SIG_COLUMNS
+        pl.col("chain_key").cast(pl.Categorical).to_physical().alias("_tool"), "call_idx", "has_result", "steered", *SIG_COLUMNS, *(ID_SIG_COLUMNS if ids else [])
     ).sort("_session", "_tool", "call_idx")
     # One integer per (session, tool) stretch of the sorted frame: "k calls back, same tool" compares ints.
     t = t.with_columns(pl.struct("_session", "_tool").rle_id().alias("_st"))
     best = pl.lit(0.0)
+    overlap = pl.lit(None, pl.Float64)
     for k in range(1, lookback + 1):
         same_tool = pl.col("_st") == pl.col("_st").shift(k)
         valid = same_tool & pl.col("has_result").shift(k) & pl.col(SIG_COLUMNS[0]).shift(k).is_not_null()
-        best = pl.max_horizontal(best, pl.when(valid).then(similarity_to(k)).otherwise(0.0))
-    novelty = pl.when(pl.col("has_result") & pl.col(SIG_COLUMNS[0]).is_not_null()).then(1.0 - best)
-    t = _steer_chains(t.with_columns(novelty.alias("novelty")))
-    return tools.with_columns(t.sort("_row").select("novelty", "steer_chain_id", "steer_chain_len"))
+        best = pl.max_horizontal(best, pl.when(valid).then(similarity_to(k, ids=ids)).otherwise(0.0))
+        if ids:
+            overlap = pl.max_horizontal(overlap, pl.when(valid).then(id_similarity_to(k)))
+    has_sig = pl.col("has_result") & pl.col(SIG_COLUMNS[0]).is_not_null()
+    t = _steer_chains(t.with_columns(pl.when(has_sig).then(1.0 - best).alias("novelty"), pl.when(has_sig).then(overlap).alias("record_overlap")))
+    return tools.with_columns(t.sort("_row").select("novelty", "record_overlap", "steer_chain_id", "steer_chain_len"))
 
 
-def similarity_to(k: int) -> pl.Expr:
-    """The estimated Jaccard similarity of each row's result words (``SIG_COLUMNS``) and those of the row ``k`` before."""
+def similarity_to(k: int, ids: bool = True) -> pl.Expr:
+    """The estimated Jaccard similarity of each row's result words (``SIG_COLUMNS``) and those of the row ``k`` before,
+    or of their ids (``ID_SIG_COLUMNS``) where both are listings and that is higher (``ids``: compare them at all)."""
     # A bin empty in both results (a short result has few words) is no agreement: it would make any two
     # short results look alike. Two results with no words at all are alike.
     equal_bins = pl.sum_horizontal([((pl.col(c) == pl.col(c).shift(k)) & (pl.col(c) != EMPTY_BIN)).cast(pl.Int8) for c in SIG_COLUMNS])
     filled_bins = pl.sum_horizontal([((pl.col(c) != EMPTY_BIN) | (pl.col(c).shift(k) != EMPTY_BIN)).cast(pl.Int8) for c in SIG_COLUMNS])
-    return pl.when(filled_bins == 0).then(1.0).otherwise(equal_bins / filled_bins)
+    words = pl.when(filled_bins == 0).then(1.0).otherwise(equal_bins / filled_bins)
+    return pl.max_horizontal(words, id_similarity_to(k).fill_null(0.0)) if ids else words
+
+
+def id_similarity_to(k: int) -> pl.Expr:
+    """The estimated Jaccard similarity of each row's result ids (``ID_SIG_COLUMNS``) and those of the row ``k`` before,
+    where both are listings (NULL otherwise). Two pages of an honest pagination share none: one that shares some
+    re-served records."""
+    # Both lists of ids have at least MIN_ID_WORDS of them: their bins are all filled, or nearly.
+    equal_ids = pl.sum_horizontal([(pl.col(c) == pl.col(c).shift(k)).cast(pl.Int8) for c in ID_SIG_COLUMNS])
+    return pl.when(pl.col(ID_SIG_COLUMNS[0]).is_not_null() & pl.col(ID_SIG_COLUMNS[0]).shift(k).is_not_null()).then(equal_ids / SIG_BINS)
 
 
 def _steer_chains(t: pl.DataFrame) -> pl.DataFrame:
@@ -104,6 +126,7 @@ def tool_features(tools: pl.DataFrame, calls: pl.DataFrame, lookback: int = LOOK
         return tools.with_columns(
             pl.lit(None, pl.String).alias("chain_key"),
             pl.lit(None, pl.Float64).alias("novelty"),
+            pl.lit(None, pl.Float64).alias("record_overlap"),
             pl.lit(None, pl.Int64).alias("run_id"),
             pl.lit(None, pl.UInt32).alias("run_len"),
             pl.lit(None, pl.Int64).alias("run_pos"),

@@ -20,7 +20,8 @@ quote afterwards (``analyze.audit``).
   the tool's name masked as ``#``: ``fetch_part_#`` — else the tool name; ``mcp_tool_name``: the key unmasked, where
   it was masked), argument and result tokens with their methods, hashes of
   the argument skeleton and of the exact arguments (``skel_hash``, ``args_hash``;
-  long strings stay in the store) and of the exact result (``result_hash``), ``sig0``…``sig7`` (the result's word MinHash),
+  long strings stay in the store) and of the exact result (``result_hash``), ``sig0``…``sig7`` (the result's word MinHash;
+  ``idsig0``…``idsig7``: a listing's ids', NULL for other results),
   ``result_compress_ratio`` (how repetitive a result of 2 KiB or more is; NULL for smaller ones),
   ``has_continuation`` / ``has_directive`` (wording flags, ``analyze.lexicon``), ``progress`` (an MCP
   result's progress meter under a progress-like key, ``analyze.steering.PROGRESS_SQL``; NULL without one), ``eta``
@@ -150,7 +151,8 @@ def load_frames(
     failures = fetch_frame(
         store,
         f"SELECT t.session_id, t.tool_call_id, any_value(t.args_values) AS args_values FROM tool_calls AS t "
-        f"WHERE {tool_window} AND t.is_error GROUP BY t.session_id, t.tool_call_id",
+        f"WHERE {tool_window} AND (t.is_error OR (t.mcp_server IS NOT NULL AND {IN_BAND_FAILURE_SQL.format(c='t.result_excerpt')})) "
+        f"GROUP BY t.session_id, t.tool_call_id",
         tool_params,
     )
     return Frames(calls=calls, tools=tools, sessions=_session_totals(sessions, calls, tools), tool_defs=tool_defs, events=events,
@@ -382,6 +384,16 @@ def remote_calls_sql(relation: str) -> str:
         FROM (SELECT r.*, {url} AS _url FROM ({relation}) AS r)"""
 
 
+# An MCP server's answer saying in its own body that the call failed for now — rate limited (429) or a server error
+# (500-504) in a status field near the top of a JSON answer (``{"container": …, "status": 429, "quota": …}``): a
+# server may answer a throttled call as a normal result (``isError`` false). It counts as the tool's error, as the
+# failure detectors read errors. (A conflict or a validation error, 409 or 422, asks the model to do something else:
+# not a failure to wait out.)
+IN_BAND_FAILURE_SQL = (
+    r"""regexp_matches(left({c}, 200), '^\s*\{{[^\[]{{0,160}}"(?:status|statusCode|status_code|http_status|code)"\s*:\s*"?(?:429|50[0-4])\b')"""
+)
+
+
 # DuckDB's memory while the steering rule computes a batch's verdicts (its three windows sort wide rows).
 STEERING_DUCKDB_MEMORY = "2GB"
 # What the steering rule reads of a call (analyze.steering.steering_sql): the call, its order and its arguments and result.
@@ -396,7 +408,9 @@ def _tools(
     """The tool-call frame of the calls ``window`` keeps, of the sessions ``sessions`` names (a condition
     on ``session_id`` and its parameters); when they are a ``batch``, their stored steering verdicts are
     within its ``cache_rowids`` of ``steering_cache``."""
-    sig = ", ".join(f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS))
+    # A listing's record bins follow its word bins (``ingest.base.result_features``); other results have none (NULL).
+    sig = ", ".join([f"t.result_sig[{i + 1}] AS sig{i}" for i in range(SIG_BINS)]
+                    + [f"t.result_sig[{SIG_BINS + i + 1}] AS idsig{i}" for i in range(SIG_BINS)])
     # A call to a server outside the agent: an MCP call, or the agent's own tool fetching from a remote host (``remote_host``).
     is_mcp = "(t._server IS NOT NULL OR t.remote_host IS NOT NULL)"
     folded = tool_calls_sql(window.replace("session_id", "t.session_id", 1))
@@ -414,10 +428,16 @@ def _tools(
                         ELSE t.tool_name END AS tool_key,
                    -- (The server of a remote host's calls is that host, for the detectors; reports keep them apart: remote_host.)
                    coalesce(t._server, t.remote_host) AS mcp_server, t.remote_host, t.args_bytes, hash(t.args_skeleton) AS skel_hash, hash(t.args_sha256) AS args_hash,
+                   -- An MCP call's values with its tokens masked (values without spaces holding a digit: ids, numbers,
+                   -- leases), its text kept: equal for the same call re-sent with new tokens the server handed out.
+                   CASE WHEN t._server IS NOT NULL
+                        THEN hash(list_transform(t.args_values, lambda v: CASE WHEN regexp_matches(v, '^[^[:space:]]*[0-9][^[:space:]]*$') THEN '#' ELSE v END))
+                        END AS tokens_masked_hash,
                    CASE WHEN t.result_sha256 IS NOT NULL THEN hash(t.result_sha256) END AS result_hash,
                    t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method, t.result_compress_ratio,
                    t.duration_ms,
-                   {CONTENT_SQL.format(c="t.result_content_types")} AS content_type, t.is_error,
+                   {CONTENT_SQL.format(c="t.result_content_types")} AS content_type,
+                   t.is_error OR (t._server IS NOT NULL AND {IN_BAND_FAILURE_SQL.format(c="t.result_excerpt")}) AS is_error,
                    t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,{_WORDING}{_INPUT_HASH}
                    {sig},
                    CASE WHEN t._server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')

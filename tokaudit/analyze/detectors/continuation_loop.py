@@ -11,11 +11,13 @@ the chain's last call, which may carry the payload the others withheld: either
 they repeat one another (mean novelty below ``max_novelty``), or each is
 boilerplate within itself (median zlib ratio ``min_compress_ratio`` × or more:
 pages of one templated line under a changing label repeat nothing page to page,
-yet carry nothing). PROGRESS/REPAIR counters, cursor drip-feeding, "coverage 60 %,
+yet carry nothing), or they are listings re-serving the records of the pages before (mean
+``record_overlap`` ``min_record_overlap`` or more: a window of rows moved on by a few rows a call,
+each page new at its ends). PROGRESS/REPAIR counters, cursor drip-feeding, "coverage 60 %,
 continue with scope X". No wording is read, so lexicon-free notices are caught
 alike; whether the results also read like continuation notices is reported.
 False positives: real pagination is steered too, but every page is new content
-(novelty well above the threshold) and real records compress 2–9×; batch work
+(novelty well above the threshold, no record served twice) and real records compress 2–9×; batch work
 over a listing and polling are not steered (the values come from elsewhere, or
 nothing changes).
 
@@ -70,6 +72,10 @@ class Params:
     max_novelty: float = 0.4
     # The same calibration as amplification's repetitive results: real records, logs and listings shrink at most ~9×.
     min_compress_ratio: float = 15.0
+    # Pages of an honest pagination share no record ids (a few a page may name the same parent: a project, a tenant).
+    # A window of 50 rows moved on by 14-18 rows a call re-serves two thirds of them, read as about 0.2-0.3 here:
+    # ids stamped anew on every page (a cursor per record) dilute the share.
+    min_record_overlap: float = 0.2
     # Benign pagination in the simulator's reference corpora reaches about 30 pages.
     min_long_len: int = 30
     # A drip-feed: this many steered calls whose results averaged at most this much — a record or two, or none
@@ -105,6 +111,7 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
     steered = steered.with_columns((pl.col("call_idx") == pl.col("call_idx").max().over("steer_chain_id")).alias("_last")).group_by("steer_chain_id").agg(
         pl.col("novelty").filter(~pl.col("_last")).mean().alias("steered_novelty"),
         pl.col("result_compress_ratio").filter(~pl.col("_last")).median().alias("steered_compress_ratio"),
+        pl.col("record_overlap").filter(~pl.col("_last")).mean().alias("steered_record_overlap"),
         (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("steered_novel_tokens"),
         (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("steered_traffic_tokens"),
         pl.col("result_tokens").mean().alias("steered_result_tokens"),
@@ -114,7 +121,10 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
         pl.len().alias("steered_calls"),
         pl.col("is_mcp").any().alias("mcp"),
     )
-    repetitive = (pl.col("steered_novelty") < params.max_novelty) | (pl.col("steered_compress_ratio") >= params.min_compress_ratio)
+    repetitive = (
+        (pl.col("steered_novelty") < params.max_novelty) | (pl.col("steered_compress_ratio") >= params.min_compress_ratio)
+        | (pl.col("steered_record_overlap").fill_null(0.0) >= params.min_record_overlap)
+    )
     drip = ((pl.col("steered_calls") + 1 >= params.min_drip_len) & (pl.col("steered_result_tokens") <= params.max_drip_result_tokens)) | (
         (pl.col("steered_calls") + 1 >= params.min_long_drip_len) & (pl.col("steered_result_tokens") <= params.max_long_drip_result_tokens)
     )
@@ -139,11 +149,14 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
             wording += (f" Most of its calls carried new text the model wrote ({run['steered_args_tokens']:.0f} argument tokens a call "
                         f"on average, against {run['steered_result_tokens'] or 0:.0f} of result): a scratchpad or note-taking tool "
                         "numbering the model's own entries has this shape.")
-        novelty, ratio = run["steered_novelty"], run["steered_compress_ratio"]
+        novelty, ratio, overlap = run["steered_novelty"], run["steered_compress_ratio"], run["steered_record_overlap"]
         if novelty is not None and novelty < params.max_novelty:
             repeats = f"the results were mostly repeats (mean novelty {novelty:.2f}"
-        elif run["repetitive"]:
+        elif ratio is not None and ratio >= params.min_compress_ratio:
             repeats = f"each result was mostly boilerplate (zlib shrinks them {ratio:.0f}× at the median"
+        elif run["repetitive"]:
+            repeats = (f"each page served again records of the pages before it (mean record-id overlap {overlap:.2f}, estimated "
+                       "from MinHash bins of their ids; an honest pagination's pages share none): a window moved on by a few rows a call")
         elif run["drip"]:
             repeats = (f"each result was a sliver ({run['steered_result_tokens']:.0f} tokens on average over {run['steered_calls'] + 1} "
                        "calls: a record or none per call, each call paying for the whole context"
@@ -155,8 +168,9 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
         findings.append(
             chain_finding(
                 context, run, detector=NAME, metric="steered_chain_length", value=run["steered_calls"] + 1,
-                threshold=(f"≥ {params.min_len} steered calls with mean result novelty < {params.max_novelty} "
-                           f"or results compressing ≥ {params.min_compress_ratio}× (median); or ≥ {params.min_drip_len} steered calls of "
+                threshold=(f"≥ {params.min_len} steered calls with mean result novelty < {params.max_novelty}, "
+                           f"results compressing ≥ {params.min_compress_ratio}× (median) or pages re-serving records (mean "
+                           f"overlap ≥ {params.min_record_overlap}); or ≥ {params.min_drip_len} steered calls of "
                            f"≤ {params.max_drip_result_tokens} result tokens on average (≥ {params.min_long_drip_len} of ≤ "
                            f"{params.max_long_drip_result_tokens}); or ≥ {params.min_long_len} steered calls"),
                 what=(
@@ -165,7 +179,8 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
                     f"meter rose), and {repeats}; {yield_share:.1%} of the steered calls' argument and result tokens was new "
                     f"content).{wording}"
                 ),
-                extra={"steered_novelty": run["steered_novelty"], "steered_compress_ratio": ratio, "payload_yield": yield_share,
+                extra={"steered_novelty": run["steered_novelty"], "steered_compress_ratio": ratio, "steered_record_overlap": overlap,
+                       "payload_yield": yield_share,
                        "steered_calls": run["steered_calls"],
                        "continuation_marker_share": run["marker_share"], "mcp": run["mcp"], "repetitive": run["repetitive"],
                        "drip": run["drip"], "writes": run["writes"]},

@@ -6,8 +6,12 @@ The sequence of tools in a session repeating with period p ∈ {2, 3} over ≥
 arguments (their values' first characters, so a draft re-sent with a few lines
 appended counts as the same; one sentence beside other values of an MCP call
 may differ, so a server cannot hide the repetition behind an argument the model
-must fill with new words on every call — a "reason" or "summary so far" — while
-the model's own tools stay compared whole, a new shell command being new work;
+must fill with new words on every call — a "reason" or "summary so far" — nor behind
+tokens it hands out anew each round: an MCP call of ``min_mean_args_tokens`` or more
+whose arguments keep their exact length and all but their tokens (``tokens_masked_hash``:
+values without spaces holding a digit masked, text kept) repeats too (a lease id and a
+fencing token changed beside the same stock lines); the model's own tools stay compared
+whole, a new shell command being new work;
 one step of the cycle, such as "refine" with new notes, may vary, as long as the
 repeated calls carry at least ``min_repeated_args_share`` of the arguments: a step
 writing new content each time between reads of no arguments — create an entity,
@@ -92,6 +96,14 @@ def _find_cycles(
         # The same call again: the same values, or the same but for one sentence (a narration of the
         # call; an edit changing its old and new text is new work).
         repeats = (pl.col("_sig") == back("_sig", period)).fill_null(False)
+        # So is an MCP call re-sending a large argument with only tokens of the same length changed (a lease id and
+        # fencing token the cycle's previous answer handed out, beside the same stock lines): the bulk goes round.
+        resent = (
+            pl.col("is_mcp") & (pl.col("tokens_masked_hash") == back("tokens_masked_hash", period))
+            & (pl.col("args_bytes") == back("args_bytes", period))
+            & (pl.col("args_tokens") >= params.min_mean_args_tokens)
+        )
+        repeats = repeats | resent.fill_null(False)
         if narration:
             narrated = pl.col("unnarrated_hashes").list.set_intersection(back("unnarrated_hashes", period)).list.len() > 0
             repeats = repeats | narrated.fill_null(False)
