@@ -56,28 +56,34 @@ def _novelty(tools: pl.DataFrame, lookback: int) -> pl.DataFrame:
     ).sort("_session", "_tool", "call_idx")
     # One integer per (session, tool) stretch of the sorted frame: "k calls back, same tool" compares ints.
     t = t.with_columns(pl.struct("_session", "_tool").rle_id().alias("_st"))
-    best = pl.lit(0.0)
+    words = pl.lit(0.0)
     overlap = pl.lit(None, pl.Float64)
     for k in range(1, lookback + 1):
         same_tool = pl.col("_st") == pl.col("_st").shift(k)
         valid = same_tool & pl.col("has_result").shift(k) & pl.col(SIG_COLUMNS[0]).shift(k).is_not_null()
-        best = pl.max_horizontal(best, pl.when(valid).then(similarity_to(k, ids=ids)).otherwise(0.0))
+        words = pl.max_horizontal(words, pl.when(valid).then(word_similarity_to(k)).otherwise(0.0))
         if ids:
             overlap = pl.max_horizontal(overlap, pl.when(valid).then(id_similarity_to(k)))
+    # The highest similarity of either kind (``similarity_to``), over the results looked back at.
+    best = pl.max_horizontal(words, overlap.fill_null(0.0))
     has_sig = pl.col("has_result") & pl.col(SIG_COLUMNS[0]).is_not_null()
     t = _steer_chains(t.with_columns(pl.when(has_sig).then(1.0 - best).alias("novelty"), pl.when(has_sig).then(overlap).alias("record_overlap")))
     return tools.with_columns(t.sort("_row").select("novelty", "record_overlap", "steer_chain_id", "steer_chain_len"))
 
 
-def similarity_to(k: int, ids: bool = True) -> pl.Expr:
+def similarity_to(k: int) -> pl.Expr:
     """The estimated Jaccard similarity of each row's result words (``SIG_COLUMNS``) and those of the row ``k`` before,
-    or of their ids (``ID_SIG_COLUMNS``) where both are listings and that is higher (``ids``: compare them at all)."""
+    or of their ids (``ID_SIG_COLUMNS``) where both are listings and that is higher."""
+    return pl.max_horizontal(word_similarity_to(k), id_similarity_to(k).fill_null(0.0))
+
+
+def word_similarity_to(k: int) -> pl.Expr:
+    """The estimated Jaccard similarity of each row's result words (``SIG_COLUMNS``) and those of the row ``k`` before."""
     # A bin empty in both results (a short result has few words) is no agreement: it would make any two
     # short results look alike. Two results with no words at all are alike.
     equal_bins = pl.sum_horizontal([((pl.col(c) == pl.col(c).shift(k)) & (pl.col(c) != EMPTY_BIN)).cast(pl.Int8) for c in SIG_COLUMNS])
     filled_bins = pl.sum_horizontal([((pl.col(c) != EMPTY_BIN) | (pl.col(c).shift(k) != EMPTY_BIN)).cast(pl.Int8) for c in SIG_COLUMNS])
-    words = pl.when(filled_bins == 0).then(1.0).otherwise(equal_bins / filled_bins)
-    return pl.max_horizontal(words, id_similarity_to(k).fill_null(0.0)) if ids else words
+    return pl.when(filled_bins == 0).then(1.0).otherwise(equal_bins / filled_bins)
 
 
 def id_similarity_to(k: int) -> pl.Expr:

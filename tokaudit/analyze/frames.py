@@ -151,7 +151,7 @@ def load_frames(
     failures = fetch_frame(
         store,
         f"SELECT t.session_id, t.tool_call_id, any_value(t.args_values) AS args_values FROM tool_calls AS t "
-        f"WHERE {tool_window} AND (t.is_error OR (t.mcp_server IS NOT NULL AND {IN_BAND_FAILURE_SQL.format(c='t.result_excerpt')})) "
+        f"WHERE {tool_window} AND {failed_sql('t', mcp_server_sql('t'))} "
         f"GROUP BY t.session_id, t.tool_call_id",
         tool_params,
     )
@@ -394,6 +394,12 @@ IN_BAND_FAILURE_SQL = (
 )
 
 
+def failed_sql(t: str, server: str) -> str:
+    """SQL: the tool call ``t`` (a ``tool_calls`` row's alias) failed — its log says so, or, an MCP call (``server``, its
+    MCP server, not NULL), its answer's own status does (``IN_BAND_FAILURE_SQL``)."""
+    return f"({t}.is_error OR ({server} IS NOT NULL AND {IN_BAND_FAILURE_SQL.format(c=f'{t}.result_excerpt')}))"
+
+
 # DuckDB's memory while the steering rule computes a batch's verdicts (its three windows sort wide rows).
 STEERING_DUCKDB_MEMORY = "2GB"
 # What the steering rule reads of a call (analyze.steering.steering_sql): the call, its order and its arguments and result.
@@ -437,7 +443,7 @@ def _tools(
                    t.args_tokens, t.args_tokens_method, t.result_bytes, t.result_tokens, t.result_tokens_method, t.result_compress_ratio,
                    t.duration_ms,
                    {CONTENT_SQL.format(c="t.result_content_types")} AS content_type,
-                   t.is_error OR (t._server IS NOT NULL AND {IN_BAND_FAILURE_SQL.format(c="t.result_excerpt")}) AS is_error,
+                   {failed_sql("t", "t._server")} AS is_error,
                    t.result_excerpt IS NOT NULL OR t.result_bytes IS NOT NULL AS has_result,{_WORDING}{_INPUT_HASH}
                    {sig},
                    CASE WHEN t._server IS NOT NULL AND regexp_matches(coalesce(t.mcp_tool, t.tool_name), '[0-9]')

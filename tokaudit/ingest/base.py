@@ -505,12 +505,12 @@ def _sig_words_and_ids(data: bytes) -> tuple[set[bytes], bool]:
         found = _values(tokens)
     values = set(found)
     # Records are mostly values; templated lines numbered or stamped one by one are mostly words.
-    valued = sum(len(v) >= MIN_ID_CHARS for v in values) >= MIN_HEAD_IDS
+    has_ids = sum(len(v) >= MIN_ID_CHARS for v in values) >= MIN_HEAD_IDS
     if len(values) >= MIN_VALUE_WORDS and len(found) >= MIN_VALUE_SHARE * len(tokens):
         words |= values
     if len(data) >= SIG_BODY_MIN_BYTES:
         words |= _body_values(data)
-    return words, valued
+    return words, has_ids
 
 
 def _min_bins(words: Iterable[bytes]) -> list[int]:
@@ -597,9 +597,9 @@ def result_features(data: bytes) -> dict[str, Any]:
         >>> result_features(b"heartbeat ok\\n" * 5_000)["result_compress_ratio"] > 15, result_features(b"short")["result_compress_ratio"]
         (True, None)
     """
-    words, valued = _sig_words_and_ids(data)
+    words, has_ids = _sig_words_and_ids(data)
     mins = _min_bins(words)
-    if valued:
+    if has_ids:
         ids = _record_ids(data)
         if ids:
             mins += _min_bins(ids)
