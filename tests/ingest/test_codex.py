@@ -125,6 +125,21 @@ def test_an_mcp_output_written_as_the_servers_whole_answer_carries_its_error_fla
     assert [r.tool_calls[f"c{i}"].get("is_error") for i in range(4)] == [True, False, None, None]
 
 
+def test_a_results_features_are_read_from_the_answers_own_text_inside_the_json_codex_wrote():
+    """An MCP answer written as the ``CallToolResult`` JSON carries the server's text as an escaped string, and a shell
+    output as JSON carries the command's output the same way: the excerpt, signature and next-page pointer are read
+    from that text (its own quotes), while the size and hash stay the whole output's, which the model read."""
+    rows = ",".join(f'{{"id":"F{k:05d}","value":{k * 7 % 101}}}' for k in range(400))
+    page = f'{{"rows":[{rows}],"page":{{"resume":"eyJzZWciOjMsIm9mZiI6MTIwfQ=="}}}}'
+    answer = json.dumps({"content": [{"type": "text", "text": page}], "isError": False})
+    shell = json.dumps({"output": 'line "one"\nline two\n', "metadata": {"exit_code": 0, "duration_seconds": 0.5}})
+    r = parse(meta(), model(), call("c1", "mcp__archive__search_frames"), output("c1", answer), call("c2", "shell"), output("c2", shell))
+    mcp, sh = r.tool_calls["c1"], r.tool_calls["c2"]
+    assert mcp["result_excerpt"].startswith('{"rows":[{"id":"F00000"') and "eyJzZWciOjMsIm9mZiI6MTIwfQ==" in mcp["result_excerpt"]
+    assert mcp["result_bytes"] == len(answer.encode()) and mcp["is_error"] is False
+    assert sh["result_excerpt"] == 'line "one"\nline two\n' and sh["result_bytes"] == len(shell.encode()) and sh["duration_ms"] == 500
+
+
 def call(call_id, name, ts="2026-03-10T10:00:01.000Z", arguments="{}"):
     return codex_line("response_item", {"type": "function_call", "name": name, "arguments": arguments, "call_id": call_id}, ts)
 

@@ -154,6 +154,16 @@ def test_error_flag(obs, expected):
     assert result.tool_calls["toolu_1"]["is_error"] is expected
 
 
+def test_an_mcp_observations_features_are_read_from_the_servers_own_text():
+    """An MCP observation is the server's CallToolResult as JSON, its text an escaped string: the excerpt reads that
+    text (a status at its head, a cursor under its key), the size stays the observation's."""
+    page = '{"status": 429, "quota": {"remaining": 0}, "lastKnown": {"events": []}}'
+    content = json.dumps({"meta": None, "content": [{"type": "text", "text": page}], "isError": False})
+    r = model_response()
+    row = parse([action(1, r), observation(2, 1, r, kind="mcp", content=content)]).tool_calls["toolu_1"]
+    assert row["result_excerpt"] == page and row["result_bytes"] == len(content.encode())
+
+
 def test_truncated_observation_is_flagged():
     r = model_response()
     content = "line\n" * 10 + "[... Observation truncated due to length ...]\nend"

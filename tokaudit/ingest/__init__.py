@@ -40,8 +40,10 @@ _MODULES = {name: module for name, (module, _, _) in _FORMATS.items()}
 # values count in the result signature (``ingest.base.MIN_VALUE_WORDS``), and a URL a long text's head and tail
 # would cut is kept between them (``ingest.skeleton._cut``). Every format one up again (codex 4): a listing's ids get
 # MinHash bins of their own, a long text keeps a token its head and tail would cut (a cursor inside a query), and a
-# result's excerpt prefers a page's next-page pointer to its records' cursors.
-_REVISIONS = {fmt: 3 for fmt in _FORMATS} | {"codex": 4}
+# result's excerpt prefers a page's next-page pointer to its records' cursors. Codex 5 and OpenHands 4: a result's
+# features are read from the answer's own text inside the JSON the agent wrote around it (a shell's output, an MCP
+# answer's text blocks).
+_REVISIONS = {fmt: 3 for fmt in _FORMATS} | {"codex": 5, "openhands": 4}
 # Where a file's parser revision is kept: in its ``sources.parser_state`` (JSON), beside the parser's own state.
 REVISION_KEY = "_parser_revision"
 

@@ -550,6 +550,32 @@ def _body_values(data: bytes) -> set[bytes]:
     return values if len(values) >= MIN_BODY_VALUES and len(found) >= MIN_VALUE_SHARE * len(tokens) else set()
 
 
+def answer_text(content: list[Any]) -> bytes:
+    """The text of an MCP ``CallToolResult``'s ``content`` blocks (its ``text`` blocks, one per line); b"" when it has
+    none (an image, a resource alone)."""
+    texts = [block["text"] for block in content if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)]
+    # (A lone surrogate a JSON escape can spell is no UTF-8: replaced, as a line's invalid bytes would be.)
+    return "\n".join(texts).encode(errors="replace")
+
+
+_ANY_JSON = msgspec.json.Decoder()
+
+
+def mcp_answer_text(data: bytes) -> bytes | None:
+    """The text blocks of an MCP ``CallToolResult`` written as JSON (``{"content": [...], "isError": …}``), which some
+    agents log as a tool's output, its quotes escaped and lines joined inside; None when ``data`` is no such JSON or
+    holds no text block. A result's features are read from this text: what the server said, not the wrapper."""
+    if not data.lstrip().startswith(b"{"):
+        return None
+    try:
+        value = _ANY_JSON.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("content"), list):
+        return None
+    return answer_text(value["content"]) or None
+
+
 def result_features(data: bytes) -> dict[str, Any]:
     """Bounded traces of a tool result that detectors compare without keeping the text.
 

@@ -58,6 +58,7 @@ from msgspec import Meta, Raw, Struct
 from tokaudit.ingest.base import (
     Line,
     ParseResult,
+    answer_text,
     check_utf8,
     result_features,
     sha256_hex,
@@ -205,8 +206,9 @@ def _as_text(raw: Raw) -> bytes:
     return bytes(raw)
 
 
-def _output_outcome(text: bytes, tool_kind: str | None) -> tuple[bool | None, int | None]:
-    """Whether a tool's output says it failed, and how long Codex says it ran (ms), where the rollout keeps them.
+def _output_outcome(text: bytes, tool_kind: str | None) -> tuple[bool | None, int | None, bytes]:
+    """Whether a tool's output says it failed, how long Codex says it ran (ms), where the rollout keeps them, and
+    the text the tool answered: what the result's features (excerpt, signature, pointers) are read from.
 
     Codex writes its own shell outputs either as JSON ``{"output", "metadata": {"exit_code",
     "duration_seconds"}}`` or as text under a header of its own (``Exit code: 1`` / ``Process exited with
@@ -215,24 +217,30 @@ def _output_outcome(text: bytes, tool_kind: str | None) -> tuple[bool | None, in
     "isError": true}``); later versions keep the answer's text only, which says nothing. A shell header is
     not read from an MCP output, nor a ``CallToolResult`` from a shell's: a server writes its own text.
     ``tool_kind`` is None when the call was logged before this part of the file (a grown file).
+
+    Inside such JSON the answer's own text is a string, its quotes escaped and its lines joined: the shell's
+    ``output``, or the ``CallToolResult``'s text blocks, stand for the answer (a cursor under its key, a status
+    at its head, the server's words), not the wrapper Codex put around them. The result's size and hash stay
+    those of the whole output, which is what the model read.
     """
     if text.startswith(b"{"):
         try:
             value = _any.decode(text)
         except (msgspec.DecodeError, RecursionError):
-            return None, None
+            return None, None, text
         if not isinstance(value, dict):
-            return None, None
+            return None, None, text
         meta = value.get("metadata")
         if tool_kind != "mcp" and isinstance(meta, dict) and _is_int(meta.get("exit_code")):
             seconds = meta.get("duration_seconds")
-            return meta["exit_code"] != 0, _seconds_ms(seconds)
+            output = value.get("output")
+            return meta["exit_code"] != 0, _seconds_ms(seconds), output.encode(errors="replace") if isinstance(output, str) else text
         if tool_kind in ("mcp", None) and isinstance(value.get("isError"), bool) and isinstance(value.get("content"), list):
-            return value["isError"], None
-        return None, None
+            return value["isError"], None, answer_text(value["content"]) or text
+        return None, None, text
     if tool_kind == "mcp":
-        return None, None
-    return _shell_header(text)
+        return None, None, text
+    return (*_shell_header(text), text)
 
 
 _HEADER_EXIT = re.compile(rb"(?:Exit code: |Process exited with code )(-?\d{1,10})")
@@ -551,10 +559,10 @@ def _response_item_line(result: ParseResult, line: Line, item: ResponseItem, ses
     elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output") and item.call_id:
         text = _as_text(item.output)
         call = result.tool_calls.get(item.call_id)
-        is_error, duration_ms = _output_outcome(text, call.get("tool_kind") if call else None)
+        is_error, duration_ms, answer = _output_outcome(text, call.get("tool_kind") if call else None)
         result.add_tool_call(
             {
-                **result_features(text),
+                **result_features(answer),
                 "tool_call_id": item.call_id,
                 "session_id": session_id,
                 "result_line_no": line.line_no,

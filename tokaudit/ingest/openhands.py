@@ -84,7 +84,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta, Raw, Struct
 
-from tokaudit.ingest.base import Line, ParseResult, Problem, check_utf8, result_features, sha256_hex, utc_naive
+from tokaudit.ingest.base import Line, ParseResult, Problem, check_utf8, mcp_answer_text, result_features, sha256_hex, utc_naive
 from tokaudit.ingest.skeleton import args_skeleton, args_values
 from tokaudit.ingest.tokens import count_tokens
 
@@ -552,7 +552,8 @@ def _tool_result(walk: Walk, key: str, ev: Event, extras: Extras, session_id: st
             "result_ts_utc": ts,
             "result_bytes": len(data),
             "result_sha256": sha256_hex(data),
-            **result_features(data),
+            # An MCP observation is the server's CallToolResult as JSON: its features are the answer's own text's.
+            **result_features((mcp_answer_text(data) if ev.observation == "mcp" else None) or data),
             "result_content_types": "text",
             "result_truncated": TRUNCATION_MARKER in text,
             "is_error": _observation_error(ev, extras),
