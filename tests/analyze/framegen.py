@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from tokaudit.analyze.frames import IN_BAND_FAILURE_SQL, Frames, _session_totals
+from tokaudit.analyze.frames import DELEGATIONS_SCHEMA, IN_BAND_FAILURE_SQL, Frames, _session_totals
 from tokaudit.analyze.lexicon import CONTINUATION, DIRECTIVES
 from tokaudit.analyze.steering import ETA_SQL, PROGRESS_SQL, steering_sql
 from tokaudit.analyze.steering_cache import STEERING_COLUMNS
@@ -37,6 +37,7 @@ class Session:
     tools: list[dict[str, Any]] = field(default_factory=list)
     context_tokens: int = 8000
     clock_s: float = 0.0  # seconds since T0 of the latest request
+    start_s: float = 0.0  # seconds after T0 when the session started (a subagent: while its parent's call ran)
 
     def turn(self, *, tools: list[tuple[str, ...]] = (), output_tokens: int = 200, reasoning_tokens: int | None = None,
              cache_read_share: float = 0.9, stop_reason: str = "tool_use", wait_s: float = 10.0, tool_s: float = 2.0) -> Session:
@@ -45,7 +46,7 @@ class Session:
         turn = len(self.calls)
         if turn:
             self.clock_s += wait_s
-        ts = T0 + timedelta(seconds=self.clock_s)
+        ts = T0 + timedelta(seconds=self.start_s + self.clock_s)
         inp = self.context_tokens
         cache_read = int(inp * cache_read_share) if turn else 0
         write = inp - cache_read
@@ -86,6 +87,7 @@ class Session:
                     "has_result": True, "has_continuation": re.search(CONTINUATION, result) is not None,
                     "has_directive": re.search(DIRECTIVES, result) is not None,
                     "_args_values": args_values(args), "_skeleton": _skeleton(args), "_excerpt": features["result_excerpt"],
+                    "_result_ts": ts + timedelta(seconds=tool_s),
                     "result_compress_ratio": features["result_compress_ratio"],
                     # The word bins, then a listing's id bins (as the store's frame splits them; none: NULL).
                     **{f"sig{i}": v for i, v in enumerate(features["result_sig"][:SIG_BINS])},
@@ -121,7 +123,7 @@ def _with_steering(tools: pl.DataFrame) -> pl.DataFrame:
         + steering_sql("(SELECT *, _args_values AS args_values, _skeleton AS args_skeleton, _excerpt AS result_excerpt FROM t)", "call_idx")
         + ")"
     ).pl()
-    return tools.join(flags, on="tool_call_id").sort("session_id", "call_idx").drop("_args_values", "_skeleton", "_excerpt")
+    return tools.join(flags, on="tool_call_id").sort("session_id", "call_idx").drop("_args_values", "_skeleton", "_excerpt", "_result_ts")
 
 
 def frames(*sessions: Session, tool_defs: pl.DataFrame | None = None) -> Frames:
@@ -132,15 +134,28 @@ def frames(*sessions: Session, tool_defs: pl.DataFrame | None = None) -> Frames:
         tools.filter(pl.col("is_error")).select("session_id", "tool_call_id", pl.col("_args_values").alias("args_values"))
         if "_args_values" in tools.columns else None
     )
-    tools = _with_steering(tools) if "_args_values" in tools.columns else tools
     base = pl.DataFrame(
         [
             {"session_id": s.session_id, "agent": s.agent, "project": "p", "task_label": s.task_label, "outcome": s.outcome,
-             "parent_session_id": s.parent_session_id, "subagent_type": s.subagent_type, "started_at_utc": T0, "ended_at_utc": T0}
+             "parent_session_id": s.parent_session_id, "subagent_type": s.subagent_type,
+             "started_at_utc": T0 + timedelta(seconds=s.start_s), "ended_at_utc": T0 + timedelta(seconds=s.start_s)}
             for s in sessions
         ],
         schema_overrides={"task_label": pl.String, "outcome": pl.String, "parent_session_id": pl.String, "subagent_type": pl.String},
     )
+    # The calls a subagent started under (``Frames.delegations``), as the store's query finds them.
+    delegations = None
+    if "_args_values" in tools.columns:
+        starts = base.filter(pl.col("parent_session_id").is_not_null()).select(pl.col("parent_session_id").alias("session_id"), "started_at_utc")
+        spawning = tools.join(starts, on="session_id").filter(pl.col("started_at_utc").is_between(pl.col("ts_utc"), pl.col("_result_ts")))
+        delegations = (
+            tools.join(spawning.select("tool_call_id").unique(), on="tool_call_id", how="semi").sort("session_id", "call_idx")
+            .select("session_id", "tool_call_id", pl.int_range(pl.len(), dtype=pl.UInt32).over("session_id").alias("delegation_idx"),
+                    "ts_utc", pl.col("_result_ts").alias("result_ts_utc"), pl.col("_args_values").alias("args_values"),
+                    pl.col("_excerpt").alias("result_excerpt"))
+            .cast(DELEGATIONS_SCHEMA)  # type: ignore[arg-type]
+        )
+    tools = _with_steering(tools) if "_args_values" in tools.columns else tools
     return Frames(
         calls=calls,
         tools=tools,
@@ -151,6 +166,7 @@ def frames(*sessions: Session, tool_defs: pl.DataFrame | None = None) -> Frames:
                                                                               "last_seen_utc": pl.Datetime, "definition_bytes": pl.Int64}),
         events=pl.DataFrame(),
         **({"failures": failures} if failures is not None else {}),
+        **({"delegations": delegations} if delegations is not None else {}),
     )
 
 

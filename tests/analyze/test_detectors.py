@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from datetime import datetime, timedelta
@@ -756,6 +757,58 @@ def test_a_subagent_with_a_cohort_of_its_kind_is_compared_with_it():
     assert few.height == 5 and (few["task_ratio"] > 1.0).all()
 
 
+def _delegated_legs(lead_id: str, legs: int, sub_legs: int, budget: int, *, server: bool = True) -> list[Session]:
+    """A route planned by an MCP call, then one subagent per leg (six at most per message), each resolving its leg
+    with one call and answering the leg's ``sub_legs`` new sub-legs (fresh ids), which the lead sends subagents after
+    in the next wave, up to ``budget`` subagents. ``server`` False: the subagents read files instead."""
+    rng = random.Random(lead_id)
+    new_id = lambda: "T" + "".join(rng.choice("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(5))  # noqa: E731
+    lead = Session(lead_id)
+    pending = [new_id() for _ in range(legs)]
+    lead.turn(tools=[("routes/plan_route", '{"from":"CNNGB","to":"ESVLC"}', json.dumps({"route": "rt_8f2c", "legs": [{"id": p} for p in pending]}))])
+    helpers: list[Session] = []
+    while pending and len(helpers) < budget:
+        wave, pending = pending[:6], pending[6:]
+        calls, answers = [], []
+        for leg in wave:
+            if len(helpers) >= budget:
+                break
+            found = [new_id() for _ in range(sub_legs)]
+            helper = Session(f"{lead_id}:agent-{len(helpers)}", parent_session_id=lead_id, subagent_type="general-purpose",
+                             start_s=lead.clock_s + 10 + 1)
+            tool = ("routes/resolve_leg", json.dumps({"route": "rt_8f2c", "leg": leg})) if server else ("Read", json.dumps({"file_path": f"/src/legs/{leg}.py"}))
+            helper.turn(tools=[(*tool, json.dumps({"leg": leg, "best": {"carrier": rng.choice(["MAEU", "MSC", "HLCU"]), "days": rng.randint(3, 20)},
+                                                   "subLegs": found}))])
+            helper.turn(stop_reason="end_turn")
+            helpers.append(helper)
+            calls.append(("Task", json.dumps({"description": f"Leg {leg}", "prompt": f"Resolve leg {leg} of route rt_8f2c and report the best option and any sub-legs as JSON."}),
+                          json.dumps({"leg": leg, "subLegs": found})))
+            pending += found
+        lead.turn(tools=calls)
+    lead.turn(stop_reason="end_turn")
+    return [lead, *helpers]
+
+
+def test_subagents_sent_wave_after_wave_after_what_earlier_subagents_answered_are_a_relay_and_one_fan_out_is_not():
+    """A server whose every answer names more legs spreads its loop over fresh subagents, each cheap: the lead sends
+    one after every leg an earlier subagent's answer named, wave after wave. A fan-out over the legs the plan listed
+    is one wave; subagents that read local files are the agent's own workflow."""
+    waves = _delegated_legs("claude-code:leg-waves", 4, 3, 40)
+    fanout = _delegated_legs("claude-code:leg-fanout", 8, 0, 40)
+    local = _delegated_legs("claude-code:leg-files", 4, 3, 40, server=False)
+    tasks = [_delegated_legs(f"claude-code:plain-{i}", 5, 0, 40) for i in range(12)]
+    findings = audit(*benign(30), *waves, *fanout, *local, *[s for t in tasks for s in t])
+    (relay,) = [f for f in by(findings, "continuation_loop", waves[0].session_id) if f.metric == "relayed_delegations"]
+    assert relay.evidence["relay"] and relay.evidence["mcp"] and relay.evidence["waves"] >= 3 and relay.value >= 20
+    assert relay.tool_key == "routes/resolve_leg" and relay.evidence["scope"] == "task" and "waves" in relay.explanation
+    (verdict,) = by(findings, "economic_dos", waves[0].session_id)
+    assert verdict.evidence["reasons"] == ["structural"]
+    assert not [f for f in by(findings, "continuation_loop", fanout[0].session_id) if f.metric == "relayed_delegations"]
+    assert not by(findings, "economic_dos", fanout[0].session_id)
+    (own,) = [f for f in by(findings, "continuation_loop", local[0].session_id) if f.metric == "relayed_delegations"]
+    assert not own.evidence["mcp"] and not by(findings, "economic_dos", local[0].session_id)
+
+
 def test_a_steered_chain_handing_out_a_sliver_a_call_is_a_verdict_and_a_real_pagination_is_not():
     rng = random.Random(9)
     syllables = ["kel", "mor", "vin", "tas", "lor", "pem", "dra", "qui", "sen", "bal", "tor", "fyn"]
@@ -782,6 +835,39 @@ def test_a_steered_chain_handing_out_a_sliver_a_call_is_a_verdict_and_a_real_pag
     assert verdict.value >= 2.0
     below_gate = audit(*benign(30), drip, economic_dos={"min_weak_cost_ratio": 1000.0})
     assert by(below_gate, "continuation_loop", drip.session_id) and not by(below_gate, "economic_dos", drip.session_id)
+
+
+def _export_windows(session_id: str, calls: int, shrink: float) -> Session:
+    """A month of records exported window by window, each call asking from where the last answer's coverage stopped
+    (a date the answer named); every window new rows, ``shrink`` × as many rows as the one before (down to eight)."""
+    rng = random.Random(session_id)
+    s = Session(session_id)
+    start, rows = 1_775_001_600, 60.0
+    for _ in range(calls):
+        n = max(int(rows), 8)
+        stamps = sorted(start + rng.randrange(1, 40_000) for _ in range(n))
+        records = ",".join(f'{{"id":"D{rng.randrange(10**9):09d}","at":{t},"value":{rng.randrange(10**5)}}}' for t in stamps)
+        covered = stamps[-1] + 1
+        s.turn(tools=[("exports/list_declarations", f'{{"office":"4601","from":{start},"to":1777593600}}',
+                       f'{{"requested":{{"from":{start},"to":1777593600}},"covered":{{"from":{start},"to":{covered}}},"rows":[{records}]}}')])
+        start, rows = covered, rows * shrink
+    return s.turn(stop_reason="end_turn")
+
+
+def test_a_steered_chain_whose_pages_shrink_is_weighed_with_the_cost_and_pages_of_one_size_are_not():
+    """A server covering less of the asked window each call (load shedding): new rows every page, so no loop of
+    repeats, but each request buys less than the one before. An export of the same length whose pages keep their
+    size is a pagination."""
+    shrinking, steady = _export_windows("claude-code:windows-shrink", 22, 0.9), _export_windows("claude-code:windows-steady", 22, 1.0)
+    findings = audit(*benign(30), shrinking, steady)
+    (loop,) = by(findings, "continuation_loop", shrinking.session_id)
+    assert loop.evidence["shrinking"] and not loop.evidence["repetitive"] and not loop.evidence["drip"]
+    assert "pages shrank" in loop.explanation
+    (verdict,) = by(findings, "economic_dos", shrinking.session_id)
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.tool_key == "exports/list_declarations"
+    assert not by(findings, "continuation_loop", steady.session_id) and not by(findings, "economic_dos", steady.session_id)
+    below_gate = audit(*benign(30), shrinking, economic_dos={"min_weak_cost_ratio": 1000.0})
+    assert by(below_gate, "continuation_loop", shrinking.session_id) and not by(below_gate, "economic_dos", shrinking.session_id)
 
 
 def _graphql_pages(session_id: str, stride: int, total: int, context_tokens: int = 30_000) -> Session:
@@ -842,6 +928,60 @@ def _lease_rounds(session_id: str, bays: int, conflicts: int) -> Session:
     return s.turn(stop_reason="end_turn")
 
 
+def _screening_rounds(session_id: str, rounds: int, grow: bool) -> Session:
+    """Screening rounds between two servers: screen a window with the element sets so far, fetch the elements its
+    answer named from another server; ``grow``: every round re-sends all the sets so far plus the new ones, else only
+    the new ones (a fresh question each round)."""
+    rng = random.Random(session_id)
+    s, sets = Session(session_id), []
+    for r in range(rounds):
+        ids = [rng.randrange(20_000, 60_000) for _ in range(4)]
+        fresh = [{"norad": n, "epoch": f"2026-06-{r + 1:02d}T00:00:00Z", "line1": f"1 {n}U 24001A   {rng.random():.8f}", "line2": f"2 {n} {rng.random():.8f}"} for n in ids]
+        sets = sets + fresh if grow else fresh
+        s.turn(tools=[("conj-screen/screen_window", json.dumps({"window": {"from": "2026-06-01", "days": 3}, "elementSets": sets}),
+                       json.dumps({"status": "open", "unresolved": ids, "round": r}))])
+        s.turn(tools=[("tle-feed/get_elements", json.dumps({"noradIds": ids}), json.dumps({"elements": fresh}))])
+        s.turn(tools=[("Edit", json.dumps({"file_path": "/src/screen.py", "old_string": f"r{r}", "new_string": f"r{r + 1}"}), "ok")])
+    return s.turn(stop_reason="end_turn")
+
+
+def test_arguments_growing_call_after_call_between_another_servers_calls_are_inflation():
+    """A tool whose every call re-sends all the element sets so far, another server's call and the agent's edit between:
+    no run of one tool or one server, yet the arguments grow round after round. The same rounds with new sets only
+    are new questions."""
+    growing, fresh = _screening_rounds("claude-code:closure", 10, grow=True), _screening_rounds("claude-code:screens", 10, grow=False)
+    findings = audit(*benign(30), growing, fresh)
+    (inflation,) = by(findings, "argument_inflation", growing.session_id)
+    assert inflation.evidence["series"] and inflation.evidence["growth"] >= 3 and inflation.tool_key == "conj-screen/screen_window"
+    assert by(findings, "economic_dos", growing.session_id)
+    assert not by(findings, "argument_inflation", fresh.session_id) and not by(findings, "economic_dos", fresh.session_id)
+
+
+def test_a_listing_paged_between_runs_of_one_local_command_is_no_cycle():
+    """Each page of a telemetry search (a new cursor of the same length beside the same filter) appended to a report by
+    the same local command: the calls go round, but every page is new rows. Its cursor is the only change, as a lease
+    token is; but the page answering it is far larger than the query: what came back is what counts."""
+    rng = random.Random(26)
+    s = Session("codex:frame-export", agent="codex")
+    params = ["TH_PANEL_T", "TH_BATT_T", "TH_OBC_T"]
+    for page in range(9):
+        cursor = base64.b64encode(json.dumps({"seg": page, "off": rng.randrange(10**4, 10**5), "gen": 7484}).encode()).decode()
+        args = json.dumps({"filter": {"spacecraft": "GL-SAT-3", "apids": [100, 101, 106, 113], "window": {"from": "2026-05-01T00:00:00Z",
+                           "to": "2026-06-01T00:00:00Z"}, "predicates": [{"param": "TH_*", "op": "outside", "ref": "limits"}],
+                           "page": {"size": 250, **({"resume": cursor} if page else {})}}})
+        # Rows of a few sensors' readings: pages of one listing share much of their vocabulary (sensor names, days,
+        # levels), so a page's novelty reads about a half.
+        rows = ",".join(json.dumps([f"2026-05-{rng.randint(1, 31):02d}T07:{rng.randint(0, 9):02d}:00Z", rng.choice([100, 101, 106, 113]),
+                                    rng.randrange(200), round(rng.uniform(39, 43), 1), rng.choice(params), rng.choice(["RED", "YELLOW"])])
+                        for _ in range(150))
+        s.turn(tools=[("telemetry-archive/search_frames", args, f'{{"frames":[{rows}],"page":{{"resume":"{cursor}"}}}}')])
+        s.turn(tools=[("shell", '{"command":["bash","-lc","python tools/append_rows.py reports/gl-sat-3-thermal-may.csv < /tmp/page.json"],'
+                                '"workdir":"/home/tomas/src/groundlink","timeout_ms":120000}', f"appended {rng.randint(120, 180)} rows")])
+    s.turn(stop_reason="end_turn")
+    findings = audit(*benign(30), s)
+    assert not by(findings, "cycles", s.session_id) and not by(findings, "economic_dos", s.session_id)
+
+
 def test_a_lease_handed_out_anew_each_round_beside_the_same_lines_is_a_cycle_and_one_conflict_a_bay_is_not():
     pingpong, honest = _lease_rounds("claude-code:leases", bays=3, conflicts=6), _lease_rounds("claude-code:bays", bays=8, conflicts=0)
     honest_retry = _lease_rounds("claude-code:bays-retry", bays=6, conflicts=1)
@@ -882,6 +1022,24 @@ def test_an_answer_whose_own_status_is_429_is_a_failure_and_a_storm_of_them_a_ve
     assert any(f.metric == "failure_storm" and f.evidence.get("storm") for f in by(findings, "failure_spend", storm.session_id))
     assert not by(findings, "economic_dos", honest.session_id)
     assert not [f for f in by(findings, "failure_spend", honest.session_id) if f.metric == "failure_storm"]
+
+
+def test_every_item_throttled_a_few_times_in_a_row_is_a_spread_storm_weighed_with_the_cost():
+    """A server throttling each container four times before answering: no streak reaches a storm's eight, yet every
+    item costs five rounds of the whole context. A genuine 429 once a container, or two in a row now and then, is not
+    it; neither is one flaky call failing a few times in several bursts (one item)."""
+    spread = _throttled_tracking("claude-code:throttled-items", 7, 4)
+    honest, twice = _throttled_tracking("claude-code:tracking-once", 10, 1), _throttled_tracking("claude-code:tracking-twice", 8, 2)
+    flaky = _failing("claude-code:flaky-bursts", "flags/get_flags", lambda i: '{"env":"prod"}', 4, bursts=5)
+    findings = audit(*benign(30), spread, honest, twice, flaky)
+    (d9,) = [f for f in by(findings, "failure_spend", spread.session_id) if f.metric == "failure_storm"]
+    assert d9.evidence["spread"] and not d9.evidence["storm"] and d9.value == 28 and d9.evidence["items"] == 7
+    assert d9.evidence["fire_turn"] is not None and "over 7 items" in d9.explanation
+    (verdict,) = by(findings, "economic_dos", spread.session_id)
+    assert verdict.evidence["reasons"] == ["structural"] and verdict.tool_key == "tracking/track_container"
+    for quiet in (honest, twice, flaky):
+        assert not [f for f in by(findings, "failure_spend", quiet.session_id) if f.metric == "failure_storm"], quiet.session_id
+        assert not by(findings, "economic_dos", quiet.session_id), quiet.session_id
 
 
 def test_large_results_of_a_tool_seen_once_are_a_sponge_and_one_large_read_is_not():

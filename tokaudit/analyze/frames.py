@@ -79,6 +79,10 @@ DEFAULT_CONTEXT_WINDOW_SQL = """CASE
     ELSE NULL END"""
 
 
+DELEGATIONS_SCHEMA = {"session_id": pl.String, "tool_call_id": pl.String, "delegation_idx": pl.UInt32, "ts_utc": pl.Datetime("us"),
+                      "result_ts_utc": pl.Datetime("us"), "args_values": pl.List(pl.String), "result_excerpt": pl.String}
+
+
 @dataclass
 class Frames:
     """Everything the detectors read, for one analysis window."""
@@ -94,6 +98,9 @@ class Frames:
     failures: pl.DataFrame = field(
         default_factory=lambda: pl.DataFrame(schema={"session_id": pl.String, "tool_call_id": pl.String, "args_values": pl.List(pl.String)})
     )
+    # The calls that spawned subagents (a subagent of the session started while the call ran), with their argument
+    # values and result excerpts: what a subagent was told, and what it answered (a few calls a task).
+    delegations: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=DELEGATIONS_SCHEMA))
 
 
 def load_frames(
@@ -155,8 +162,25 @@ def load_frames(
         f"GROUP BY t.session_id, t.tool_call_id",
         tool_params,
     )
+    delegations = fetch_frame(
+        store,
+        f"""
+        SELECT t.session_id, t.tool_call_id, any_value(t.args_values) AS args_values, any_value(t.result_excerpt) AS result_excerpt,
+               min(t.ts_utc) AS ts_utc, max(t.result_ts_utc) AS result_ts_utc, min(t.line_no) AS _line
+        FROM tool_calls AS t
+        WHERE {tool_window} AND t.ts_utc IS NOT NULL AND EXISTS (
+            SELECT 1 FROM sessions AS c WHERE c.parent_session_id = t.session_id
+            AND c.started_at_utc BETWEEN t.ts_utc AND coalesce(t.result_ts_utc, t.ts_utc))
+        GROUP BY t.session_id, t.tool_call_id
+        """,
+        tool_params,
+    )
+    # Each call's place among its session's delegations, in the order they were made.
+    delegations = delegations.sort("session_id", "ts_utc", "_line", "tool_call_id").select(
+        "session_id", "tool_call_id", pl.int_range(pl.len(), dtype=pl.UInt32).over("session_id").alias("delegation_idx"),
+        "ts_utc", "result_ts_utc", "args_values", "result_excerpt").cast(DELEGATIONS_SCHEMA)  # type: ignore[arg-type]
     return Frames(calls=calls, tools=tools, sessions=_session_totals(sessions, calls, tools), tool_defs=tool_defs, events=events,
-                  links=links, failures=failures)
+                  links=links, failures=failures, delegations=delegations)
 
 
 def _session_window(since: datetime | None, until: datetime | None) -> tuple[str, list[datetime]]:

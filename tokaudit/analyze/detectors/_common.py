@@ -111,7 +111,7 @@ def fire_turn(calls: int) -> pl.Expr:
 
 
 _RUN_LENGTHS = {"run_id": "run_len", "skel_run_id": "skel_run_len", "steer_chain_id": "steer_chain_len", "relay_walk_id": "relay_walk_len",
-                "server_run_id": "server_run_len"}
+                "server_run_id": "server_run_len", "tool_series_id": "tool_series_len"}
 
 
 def billed_usd_sum(column: str = "billed_usd") -> pl.Expr:
@@ -123,7 +123,8 @@ def billed_usd_sum(column: str = "billed_usd") -> pl.Expr:
 
 
 def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
-    """One row per run (``by`` = "run_id", "skel_run_id", "steer_chain_id" or "relay_walk_id") of at least ``min_len`` calls, with its totals.
+    """One row per run (``by`` = "run_id", "skel_run_id", "steer_chain_id", "relay_walk_id", "server_run_id" or "tool_series_id") of at
+    least ``min_len`` calls, with its totals.
     Run ids are unique across sessions (each counts on over the whole frame), so a run is grouped by its id alone."""
     # Runs too short are dropped on their length (analyze.features) before the totals: most runs are.
     return (

@@ -21,6 +21,13 @@ turn (validate, autofix, validate …), or whose one tool wants it after every s
 of the agent's own work. Only its tools that are not writers count (evidence
 ``across_tools``).
 
+So are an MCP tool's calls over the whole session (evidence ``series``), where neither
+shows them, for growth and repair loops only: a tool called between another server's calls
+(sign a digest with one server, submit the signatures, re-sent and grown, to another; screen
+a window, fetch the elements it named, screen the grown window) makes no run of one tool
+nor of one server, yet its arguments grow, or are sent again, call after call the same way.
+(A few long calls of one tool over a session — a report filed now and then — are ordinary.)
+
 A run of an MCP tool — a content writer too — in which the model sent its long
 arguments again ≥ ``min_resent_calls`` times (``resent``: the previous call's
 values, whole or grown by a field) for a short answer (a rejection, a receipt:
@@ -106,6 +113,15 @@ def detect(context: Context, params: Params) -> list[Finding]:
             inflated = inflated.with_columns(pl.col("tool_key").str.replace(r"/.*$", "").alias("_server")).join(
                 shown, on=["session_id", "_server"], how="anti").drop("_server")
         found = pl.concat([found, inflated.drop("tools", "tool_runs")], how="diagonal_relaxed") if not found.is_empty() else inflated
+    series = _tool_series(context.tools, params)
+    if not series.is_empty():
+        inflated = _inflated(_with_share(series, requests), "tool_series_id", params)
+        if not found.is_empty():
+            # A tool (or its server) already shown by a run is reported once.
+            shown = found.select("session_id", pl.col("tool_key").str.replace(r"/.*$", "").alias("_server")).unique()
+            inflated = inflated.with_columns(pl.col("tool_key").str.replace(r"/.*$", "").alias("_server")).join(
+                shown, on=["session_id", "_server"], how="anti").drop("_server")
+        found = pl.concat([found, inflated], how="diagonal_relaxed") if not found.is_empty() else inflated
     return [
         chain_finding(
             context, run, detector=NAME, metric="run_args_tokens", value=run["long_args_tokens"],
@@ -115,7 +131,8 @@ def detect(context: Context, params: Params) -> list[Finding]:
             f"{params.min_resent_call_args_tokens} tokens, each answered in ≤ {params.max_resent_result_share:.0%} of that",
             what=_what(run),
             extra={"growth": run["growth"], "high_share_calls": run["high_share_calls"], "resent_calls": run["resent_calls"],
-                   "repair": run["repair"], "across_tools": run.get("server_run_id") is not None},
+                   "repair": run["repair"], "across_tools": run.get("server_run_id") is not None,
+                   "series": run.get("tool_series_id") is not None},
         )
         for run in found.sort("session_id", "first_turn").iter_rows(named=True)
     ]
@@ -158,6 +175,26 @@ def _server_runs(tools: pl.DataFrame, params: Params) -> pl.DataFrame:
     return mcp.join(spans, on="server_run_id", how="inner")
 
 
+def _tool_series(tools: pl.DataFrame, params: Params) -> pl.DataFrame:
+    """A session's calls of each MCP tool, whatever came between them (``tool_series_id``, ``tool_series_len``), for
+    the tools sent long arguments that they consumed by at least ``min_calls`` calls that are not all one run (a run
+    of one tool is read as such)."""
+    is_mcp = pl.col("is_mcp") & pl.col("mcp_server").is_not_null()
+    long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~_content_tool() & _consumed(params)
+    candidates = (
+        tools.select("session_id", "tool_key", "mcp_server", "remote_host", "args_tokens", "result_tokens", "resent", "novelty", "is_mcp", "run_id")
+        .filter(is_mcp & long_args)
+        .group_by("session_id", "tool_key").agg(pl.len(), pl.col("run_id").n_unique().alias("runs"))
+        .filter((pl.col("len") >= params.min_calls) & (pl.col("runs") >= 2))
+    )
+    if candidates.is_empty():
+        return tools.clear()
+    series = tools.join(candidates.select("session_id", "tool_key"), on=["session_id", "tool_key"], how="semi", maintain_order="left")
+    ids = series.select("session_id", "tool_key").unique(maintain_order=True).with_row_index("tool_series_id")
+    series = series.join(ids, on=["session_id", "tool_key"], how="left", maintain_order="left")
+    return series.with_columns(pl.len().over("tool_series_id").alias("tool_series_len"))
+
+
 def _inflated(tools: pl.DataFrame, by: str, params: Params) -> pl.DataFrame:
     """The runs (grouped ``by`` a run id column) whose arguments are inflated or re-sent (module docstring). Across
     a server's tools (``server_run_id``) only the total and the share count: sizes of different tools' arguments
@@ -198,6 +235,10 @@ def _inflated(tools: pl.DataFrame, by: str, params: Params) -> pl.DataFrame:
     repair = (pl.col("resent_calls") >= params.min_resent_calls) & (pl.col("resent_calls") >= params.min_resent_share * (pl.col("calls") - 1))
     if across:
         by_growth, repair = pl.lit(False), pl.lit(False)
+    if by == "tool_series_id":
+        # Over a whole session, a few long calls of one tool (a report filed now and then) are ordinary: only arguments
+        # that grew call after call, or were sent again, count there.
+        by_total, by_share = pl.lit(False), pl.lit(False)
     return runs.with_columns(repair.alias("repair")).filter(by_total | by_growth | by_share | pl.col("repair"))
 
 

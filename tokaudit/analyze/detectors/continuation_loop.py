@@ -29,6 +29,14 @@ sliver, while a real pagination's pages are listings (about a thousand tokens an
 ``max_long_drip_result_tokens``: a server serving a time range or a log in windows of a few records,
 each paid for with a whole request.
 
+A steered chain of ``min_shrink_len`` calls or more whose pages shrank is reported too (evidence ``shrinking``
+True): the median result of its last third of steered calls at most ``max_shrink_ratio`` × that of its first
+pages (its first third, five at most: a server may shrink its pages to a floor within a few calls, then serve
+a hundred more), pages of ``min_shrink_page_tokens`` or more at first. A server cutting each page shorter than the one
+before (load shedding, a date window covered ever more thinly) makes the agent pay a whole request for less and
+less, while an honest pagination's pages keep the size the agent asked for until the last one. The combined
+verdict weighs it with the session's cost, as a drip.
+
 A steered chain of ``min_long_len`` calls or more is reported whatever its results
 (evidence ``repetitive`` False): a drip-feed padded with fresh text on every page
 looks like a long pagination the task wanted, and only what it cost can tell them
@@ -45,6 +53,15 @@ for the whole context again while the task waits. Its pages are new content, so 
 verdict's cost gate tell it from an honest investigation (an order, its customer, the customer's
 account: a few hops). Reported with evidence ``relay`` True.
 
+A *delegation relay*: ``min_relayed_delegations`` subagents or more of one task, each sent after a reference
+that an earlier subagent's answer named and no earlier subagent had been told (``Frames.delegations``), over
+``min_delegation_waves`` waves or more (a subagent's answer naming the next references, whose subagents' answers
+name more) — a server spreading a loop thinly over fresh agents, each cheap, wave after wave (legs that each
+have sub-legs, citations that each cite more). Reported on the session that spawned them, with evidence ``relay``
+True and scope ``task``: the verdict weighs it with what the whole task cost. An honest fan-out over a listing
+sends its subagents after what one answer listed (one wave), and a workflow of the agent's own (subagents that
+called no MCP tool) is evidence ``mcp`` False.
+
 A chain whose steered calls mostly carry new text the model wrote (``authored``: a thought, a note, not
 a value re-sent or grown) of ``min_written_tokens`` or more per call on average, at least as much as their
 results held, is reported with evidence ``writes`` True: a scratchpad server (sequential thinking: the
@@ -55,11 +72,12 @@ REPAIR resend or a schema's calibration list re-sends the same value: no new tex
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import polars as pl
 
-from tokaudit.analyze.detectors import Finding
+from tokaudit.analyze.detectors import Finding, severity_for_ratio
 from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups, tool_list
 
 NAME = "continuation_loop"
@@ -87,6 +105,11 @@ class Params:
     # (a blind probe's sensor windows: 100–300 calls of 100–170 tokens).
     min_long_drip_len: int = 60
     max_long_drip_result_tokens: int = 300
+    # Shrinking pages: honest pages keep their size but for the last. A blind probe's servers cut pages by 0.6× every
+    # two pages, or covered a month in windows ever thinner (18k-token pages down to 6k over 22 calls).
+    min_shrink_len: int = 12
+    max_shrink_ratio: float = 0.5
+    min_shrink_page_tokens: int = 200
     # The model's own writing (evidence ``writes``): most steered calls carry new text, this many argument tokens a
     # call on average and no fewer than their results — a narration sentence beside a counter is about 20–60.
     min_written_tokens: int = 80
@@ -95,10 +118,14 @@ class Params:
     # account) end in a few hops.
     min_relay_len: int = 12
     min_relay_tools: int = 3
+    # A delegation relay: honest research sends a few subagents after what an earlier one found; a fan-out over a
+    # listing is one wave.
+    min_relayed_delegations: int = 10
+    min_delegation_waves: int = 3
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
-    return _steered_chains(context, params) + _relay_walks(context, params)
+    return _steered_chains(context, params) + _relay_walks(context, params) + _delegation_relays(context, params)
 
 
 def _steered_chains(context: Context, params: Params) -> list[Finding]:
@@ -115,6 +142,7 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
         (pl.col("novelty").fill_null(0) * pl.col("result_tokens").fill_null(0)).sum().alias("steered_novel_tokens"),
         (pl.col("args_tokens").fill_null(0) + pl.col("result_tokens").fill_null(0)).sum().alias("steered_traffic_tokens"),
         pl.col("result_tokens").mean().alias("steered_result_tokens"),
+        _pages_median(first=True).alias("first_pages_tokens"), _pages_median(first=False).alias("last_pages_tokens"),
         pl.col("args_tokens").mean().alias("steered_args_tokens"),
         pl.col("authored").mean().alias("authored_share"),
         pl.col("has_continuation").mean().alias("marker_share"),
@@ -128,6 +156,10 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
     drip = ((pl.col("steered_calls") + 1 >= params.min_drip_len) & (pl.col("steered_result_tokens") <= params.max_drip_result_tokens)) | (
         (pl.col("steered_calls") + 1 >= params.min_long_drip_len) & (pl.col("steered_result_tokens") <= params.max_long_drip_result_tokens)
     )
+    shrinking = (
+        (pl.col("steered_calls") + 1 >= params.min_shrink_len) & (pl.col("first_pages_tokens") >= params.min_shrink_page_tokens)
+        & (pl.col("last_pages_tokens") <= params.max_shrink_ratio * pl.col("first_pages_tokens"))
+    )
     writes = (
         (pl.col("authored_share") >= params.min_authored_share)
         & (pl.col("steered_args_tokens") >= params.min_written_tokens)
@@ -135,10 +167,11 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
     )
     runs = (
         runs.join(steered, on="steer_chain_id")
-        .with_columns(repetitive.fill_null(False).alias("repetitive"), drip.fill_null(False).alias("drip"), writes.fill_null(False).alias("writes"))
+        .with_columns(repetitive.fill_null(False).alias("repetitive"), drip.fill_null(False).alias("drip"), writes.fill_null(False).alias("writes"),
+                      shrinking.fill_null(False).alias("shrinking"))
         .filter(
             (pl.col("steered_calls") + 1 >= params.min_len)
-            & (pl.col("repetitive") | pl.col("drip") | (pl.col("steered_calls") + 1 >= params.min_long_len))
+            & (pl.col("repetitive") | pl.col("drip") | pl.col("shrinking") | (pl.col("steered_calls") + 1 >= params.min_long_len))
         )
     )
     findings = []
@@ -161,6 +194,11 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
             repeats = (f"each result was a sliver ({run['steered_result_tokens']:.0f} tokens on average over {run['steered_calls'] + 1} "
                        "calls: a record or none per call, each call paying for the whole context"
                        + (f"; mean novelty {novelty:.2f}" if novelty is not None else ""))
+        elif run["shrinking"]:
+            repeats = (f"its pages shrank while it went on (the median result of its last third of calls "
+                       f"{run['last_pages_tokens']:,.0f} tokens against {run['first_pages_tokens']:,.0f} over its first pages, of "
+                       f"{run['steered_calls'] + 1} calls): each request paid for the whole context bought less and less"
+                       + (f"; mean novelty {novelty:.2f}" if novelty is not None else ""))
         else:
             repeats = (f"it ran {run['steered_calls'] + 1} calls of new content (a long pagination the task may have wanted, or "
                        f"a drip-feed padded with fresh text: only its cost tells them apart"
@@ -172,7 +210,8 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
                            f"results compressing ≥ {params.min_compress_ratio}× (median) or pages re-serving records (mean "
                            f"overlap ≥ {params.min_record_overlap}); or ≥ {params.min_drip_len} steered calls of "
                            f"≤ {params.max_drip_result_tokens} result tokens on average (≥ {params.min_long_drip_len} of ≤ "
-                           f"{params.max_long_drip_result_tokens}); or ≥ {params.min_long_len} steered calls"),
+                           f"{params.max_long_drip_result_tokens}); or ≥ {params.min_shrink_len} steered calls whose last third's median result "
+                           f"is ≤ {params.max_shrink_ratio}× their first pages'; or ≥ {params.min_long_len} steered calls"),
                 what=(
                     "A server-steered loop: what changed in each call's arguments was dictated by the previous result (a counter "
                     "going up, a cursor or id copied from it, a rejected value sent again, or new arguments while its progress "
@@ -183,12 +222,24 @@ def _steered_chains(context: Context, params: Params) -> list[Finding]:
                        "payload_yield": yield_share,
                        "steered_calls": run["steered_calls"],
                        "continuation_marker_share": run["marker_share"], "mcp": run["mcp"], "repetitive": run["repetitive"],
-                       "drip": run["drip"], "writes": run["writes"]},
+                       "drip": run["drip"], "writes": run["writes"], "shrinking": run["shrinking"]},
                 # A long chain of new content may be the pagination the task wanted: worth a look, not an alarm.
                 max_severity=None if run["repetitive"] else "medium",
             )
         )
     return findings
+
+
+# The first pages a shrinking chain's last third is compared with: its first third, this many at most.
+FIRST_PAGES = 5
+
+
+def _pages_median(*, first: bool) -> pl.Expr:
+    """Aggregation over a chain's steered calls: the median result size of its first pages (its first third, at
+    most ``FIRST_PAGES``) or of its last third, in call order."""
+    third = pl.len() // 3
+    pages = pl.col("result_tokens").sort_by("call_idx")
+    return (pages.slice(0, pl.min_horizontal(third, pl.lit(FIRST_PAGES))) if first else pages.slice(pl.len() - third, third)).median()
 
 
 def _relay_walks(context: Context, params: Params) -> list[Finding]:
@@ -220,6 +271,98 @@ def _relay_walks(context: Context, params: Params) -> list[Finding]:
                 ),
                 extra={"relay": True, "servers": servers, "repetitive": False, "drip": False, "writes": False},
                 max_severity="medium", named=named,
+            )
+        )
+    return findings
+
+
+# A reference a subagent can be sent after: a token of six characters or more with a letter and either a digit or a
+# capital inside a word (an id such as "TdyeIL" or "rt_9f2c", a path, a URN) — not a plain word, a number or a date.
+_REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/#-]{4,126}[A-Za-z0-9]")
+_ID_LIKE = re.compile(r"[0-9]|[a-z][A-Z]")
+
+
+def _references(text: str | None) -> set[str]:
+    """The id-like tokens of ``text``."""
+    if not text:
+        return set()
+    return {t for t in _REFERENCE.findall(text) if _ID_LIKE.search(t) and re.search("[A-Za-z]", t)}
+
+
+def _waves(rows: list[dict]) -> list[int]:
+    """For a session's delegations in order: each one's wave — 0 when it was sent after nothing an earlier subagent
+    answered; else one more than the wave of the subagent whose answer (in by the time it was sent) first named a
+    reference it carries that no earlier delegation had carried."""
+    named: dict[str, int] = {}  # a reference -> the wave of the first answer that named it
+    told: set[str] = set()
+    answers = sorted(range(len(rows)), key=lambda i: (rows[i]["result_ts_utc"] is None, rows[i]["result_ts_utc"] or rows[i]["ts_utc"]))
+    waves: list[int] = [0] * len(rows)
+    pending = 0  # answers (in arrival order) not yet read into ``named``
+    for i, row in enumerate(rows):
+        while pending < len(answers):
+            j = answers[pending]
+            at = rows[j]["result_ts_utc"]
+            if j >= i or at is None or row["ts_utc"] is None or at > row["ts_utc"]:
+                break
+            for ref in _references(rows[j]["result_excerpt"]):
+                named.setdefault(ref, waves[j])
+            pending += 1
+        refs = _references(" ".join(row["args_values"] or []))
+        fed = [named[r] for r in refs - told if r in named]
+        waves[i] = 1 + max(fed) if fed else 0
+        told |= refs
+    return waves
+
+
+def _delegation_relays(context: Context, params: Params) -> list[Finding]:
+    """Subagents sent wave after wave after references earlier subagents' answers named (a finding on the lead)."""
+    delegations = context.frames.delegations
+    if delegations.height < params.min_relayed_delegations:
+        return []
+    busy = delegations.group_by("session_id").len().filter(pl.col("len") >= params.min_relayed_delegations)["session_id"]
+    sessions = context.frames.sessions
+    turns = context.tools.select("session_id", "tool_call_id", "turn")
+    findings = []
+    for (session,), rows in delegations.filter(pl.col("session_id").is_in(busy.implode())).sort("delegation_idx").group_by(
+            "session_id", maintain_order=True):
+        waves = _waves(rows.to_dicts())
+        relayed = rows.with_columns(pl.Series("wave", waves, dtype=pl.Int64)).filter(pl.col("wave") > 0)
+        if relayed.height < params.min_relayed_delegations or max(waves) + 1 < params.min_delegation_waves:
+            continue
+        relayed = relayed.join(turns, on=["session_id", "tool_call_id"], how="left")
+        # The subagents sent from the first relayed delegation on, and whether they worked through a server.
+        children = sessions.filter((pl.col("parent_session_id") == session) & (pl.col("started_at_utc") >= relayed["ts_utc"].min()))
+        child_ids = children["session_id"]
+        mcp_children = context.tools.filter(pl.col("session_id").is_in(child_ids.implode()) & pl.col("is_mcp").fill_null(False))
+        served = mcp_children["session_id"].n_unique()
+        driver = (mcp_children.group_by("tool_key").agg(pl.col("session_id").n_unique().alias("n")).sort("n", "tool_key", descending=[True, False])
+                  ["tool_key"].first() if served else None)
+        mcp = served * 2 > children.height
+        tokens = int(children.select((pl.col("input_total_tokens").fill_null(0) + pl.col("output_tokens").fill_null(0)).sum()).item() or 0)
+        usd = children["cost_usd"].sum() if children.height and not children["has_unpriced"].fill_null(False).any() else None
+        group = context.group_ratio(session)
+        cost = f" The task (this session and all its subagents) cost {group:.1f}× its cohort's median." if group is not None else ""
+        known = relayed["turn"].drop_nulls().sort()
+        by = (f"Most of them worked through {driver!r} ({served} of {children.height}): a server whose every answer names more "
+              "work can spread a loop over fresh agents, each cheap, so no session of its own looks long." if mcp else
+              "Most of them called no MCP tool: a workflow of the agent's own, left to a person.")
+        findings.append(
+            Finding(
+                detector=NAME, severity=severity_for_ratio(group if group is not None else context.ratio(session)), session_id=session,
+                first_turn=known.min() if known.len() else None, last_turn=known.max() if known.len() else None,
+                metric="relayed_delegations", value=float(relayed.height),
+                threshold=(f"≥ {params.min_relayed_delegations} subagents of one task sent after references earlier subagents' "
+                           f"answers named, over ≥ {params.min_delegation_waves} waves"),
+                excess_tokens=tokens, excess_usd=usd, tool_key=driver,
+                explanation=(
+                    f"{relayed.height} of this session's {rows.height} delegations sent a subagent after a reference an earlier "
+                    f"subagent's answer had named, over {max(waves) + 1} waves: each wave's answers named the next wave's work. "
+                    f"The {children.height} subagents sent from the first of them on used {tokens:,} tokens, each rebuilding its "
+                    f"context from scratch. {by}{cost}"
+                ),
+                evidence={"relay": True, "scope": "task", "mcp": mcp, "delegations": rows.height, "relayed": relayed.height,
+                          "waves": max(waves) + 1, "subagents": children.height, "repetitive": False, "drip": False, "writes": False,
+                          "group_ratio": group, "fire_turn": known[params.min_relayed_delegations - 1] if known.len() >= params.min_relayed_delegations else None},
             )
         )
     return findings

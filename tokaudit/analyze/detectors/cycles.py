@@ -9,14 +9,17 @@ may differ, so a server cannot hide the repetition behind an argument the model
 must fill with new words on every call — a "reason" or "summary so far" — nor behind
 tokens it hands out anew each round: an MCP call of ``min_mean_args_tokens`` or more
 whose arguments keep their exact length and all but their tokens (``tokens_masked_hash``:
-values without spaces holding a digit masked, text kept) repeats too (a lease id and a
-fencing token changed beside the same stock lines); the model's own tools stay compared
+values without spaces holding a digit masked, text kept) and an answer no larger than them
+repeats too (a lease id and a fencing token changed beside the same stock lines; a query
+answered with a new page under a new cursor is not one); the model's own tools stay compared
 whole, a new shell command being new work;
 one step of the cycle, such as "refine" with new notes, may vary, as long as the
 repeated calls carry at least ``min_repeated_args_share`` of the arguments: a step
 writing new content each time between reads of no arguments — create an entity,
 read the knowledge graph back — is work, not a draft going round), with mean
-result novelty below ``max_novelty`` and the model re-writing at least
+result novelty below ``max_novelty`` (weighed by the results' tokens: a new page of a listing between
+runs of the same local command is new content, however short and repetitive the command's output) and the
+model re-writing at least
 ``min_mean_args_tokens`` of arguments per call (analyze → validate → refine
 loops between co-registered servers re-sending the same draft; ping-pong). False
 positives: read → edit → test coding cycles change their arguments every time;
@@ -79,6 +82,16 @@ def detect(context: Context, params: Params) -> list[Finding]:
     return findings
 
 
+def _token_weighted_novelty() -> pl.Expr:
+    """Aggregation: the cycle's mean result novelty weighed by each result's tokens — what share of what came back
+    was new (a fixed local command's one-line output after each new page of a listing weighs little beside the
+    page); the plain mean where no result has a size."""
+    known = pl.col("novelty").is_not_null() & (pl.col("result_tokens").fill_null(0) > 0)
+    tokens = pl.col("result_tokens").filter(known).sum()
+    weighted = (pl.col("novelty") * pl.col("result_tokens")).filter(known).sum() / tokens
+    return pl.when(tokens > 0).then(weighted).otherwise(pl.col("novelty").mean())
+
+
 def _find_cycles(
     context: Context, t: pl.DataFrame, params: Params, findings: list[Finding], seen: dict[str, list[tuple[int, int]]], light_ok: bool
 ) -> None:
@@ -102,6 +115,9 @@ def _find_cycles(
             pl.col("is_mcp") & (pl.col("tokens_masked_hash") == back("tokens_masked_hash", period))
             & (pl.col("args_bytes") == back("args_bytes", period))
             & (pl.col("args_tokens") >= params.min_mean_args_tokens)
+            # The bulk is the arguments: a query answered with pages far larger than it (a listing's next page under a
+            # cursor of the same length) is read by what came back, not by what it sent.
+            & (pl.col("result_tokens").fill_null(0) <= pl.col("args_tokens"))
         )
         repeats = repeats | resent.fill_null(False)
         if narration:
@@ -131,7 +147,7 @@ def _find_cycles(
             pl.col("args_tokens").sum().alias("args_tokens"),
             pl.col("args_tokens").filter(pl.col("_r")).sum().alias("repeated_args_tokens"),
             pl.col("result_tokens").sum().alias("result_tokens"),
-            pl.col("novelty").mean().alias("mean_novelty"),
+            _token_weighted_novelty().alias("mean_novelty"),
             pl.col("is_mcp").any().alias("mcp"),
             pl.col("mcp_server").drop_nulls().n_unique().alias("servers"),
             pl.col("remote_host").is_not_null().any().alias("remote"),

@@ -13,11 +13,14 @@ A session is flagged when:
   tool offering the next week's free slots), which stands alone only in a session costing at least
   ``min_walk_cost_ratio`` × its cohort median (else it is a chain like those below);
 * a failure storm (D9 ``failure_storm``): an MCP tool failing again and again on the same
-  arguments, far past the few retries a transient error earns — cheap errors, so no cost gate;
+  arguments, far past the few retries a transient error earns — cheap errors, so no cost gate (a storm of
+  retries each sending something new, or one spread over items each throttled several times in a row, counts
+  with the weaker structural detectors below);
 * a steered loop whose calls carried the model's own new writing (D5 ``writes``: a scratchpad server
   echoing the count of the thoughts sent to it has a loop's shape) with the session costing at least
   ``min_cost_ratio`` × its cohort median;
-* a steered chain of slivers (D5 ``drip``: a record or none per call over many calls), or a fan-out
+* a steered chain of slivers (D5 ``drip``: a record or none per call over many calls) or of pages the server
+  cut shorter and shorter (D5 ``shrinking``), or a fan-out
   of small identical results (below), with the session costing at least ``min_weak_cost_ratio`` ×
   its cohort median — shapes benign queue consumers and batch writes share, so only a clear blowup
   convicts, and neither makes a surface change (below) a verdict;
@@ -212,7 +215,7 @@ def _structural(f: Finding, params: Params, ratio: float | None, estimated: bool
     # A countdown that never runs down is a service's answer whichever tool fetched it (a status URL polled with curl).
     return (
         kind and (f.evidence.get("mcp", True) or f.metric == "stalled_countdown")
-        and (f.evidence.get("repetitive", True) or bool(f.evidence.get("drip")) or bool(f.evidence.get("relay"))
+        and (f.evidence.get("repetitive", True) or bool(f.evidence.get("drip")) or bool(f.evidence.get("shrinking")) or bool(f.evidence.get("relay"))
              or ((params.long_chain_verdict or (f.evidence.get("steered_calls") or 0) + 1 >= params.min_very_long_chain_len)
                  and ratio is not None and ratio >= params.min_long_chain_cost_ratio))
     )
@@ -223,12 +226,14 @@ def _weak(f: Finding, params: Params) -> bool:
     answered by one confirmation) or a drip of slivers (a queue handing out one item a call)."""
     if f.detector == "near_duplicates":
         return not _large_repeats(f, params)
-    return _drip_only(f)
+    return _weak_chain(f)
 
 
-def _drip_only(f: Finding) -> bool:
-    """A steered chain (D5) that is no loop of repeats, only a long run of slivers (evidence ``drip``)."""
-    return f.detector == "continuation_loop" and not f.evidence.get("repetitive", True) and bool(f.evidence.get("drip"))
+def _weak_chain(f: Finding) -> bool:
+    """A steered chain (D5) that is no loop of repeats, only a long run of slivers (evidence ``drip``) or of pages
+    shrinking as it went on (evidence ``shrinking``)."""
+    return (f.detector == "continuation_loop" and not f.evidence.get("repetitive", True)
+            and (bool(f.evidence.get("drip")) or bool(f.evidence.get("shrinking"))))
 
 
 def _cheap_walk(f: Finding, params: Params, ratio: float | None) -> bool:
@@ -294,7 +299,7 @@ def detect(context: Context, params: Params) -> list[Finding]:
             f for f in structural
             if (f.detector in STRONG and (not (f.evidence.get("light_args") or f.evidence.get("remote"))
                                           or (f.value >= params.min_light_cycle_repetitions and f.evidence.get("servers", 2) >= 2))
-                and not _drip_only(f) and not f.evidence.get("writes") and not f.evidence.get("relay")
+                and not _weak_chain(f) and not f.evidence.get("writes") and not f.evidence.get("relay")
                 and not _cheap_walk(f, params, ratio))
             or f.evidence.get("repair") or f.evidence.get("storm")
         ]

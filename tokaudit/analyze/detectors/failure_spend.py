@@ -23,6 +23,13 @@ failed call is a retry of the tool's failed call before it when it keeps at leas
 argument values and they are at least half of its own (``Frames.failures``); ``min_storm_failures``
 such calls in a streak make the storm. A batch of look-ups failing one id after another keeps none
 of them. The combined verdict weighs a retry storm with the session's cost.
+
+A spread storm (metric ``failure_storm``, evidence ``spread``): an MCP tool failing on one item after another,
+each item's call failing ``min_spread_repeats`` times or more in a row on the same arguments before it lands,
+over ``min_spread_items`` items or more and ``min_storm_failures`` failures in all — a server throttling every
+item ("429, quota 0, resets in 5 s", then the answer) so that each one costs several rounds of the whole context,
+while no single streak reaches a storm. A flaky endpoint failing one call a few times now and then, and a genuine
+429 waited out once per item, are not it. The combined verdict weighs it with the session's cost.
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ class Params:
     min_repeats: int = 3
     # Identical failing calls of one MCP tool that make a storm (benign retries after a 429/503 stop at a few).
     min_storm_failures: int = 8
+    # A spread storm: this many failures in a row of one item's call (a transient error earns one or two retries) ...
+    min_spread_repeats: int = 3
+    # ... on this many items or more (the same flaky call failing again later is one item).
+    min_spread_items: int = 3
 
 
 def detect(context: Context, params: Params) -> list[Finding]:
@@ -110,7 +121,8 @@ def _storms(t: pl.DataFrame, failures: pl.DataFrame, params: Params) -> list[Fin
     keys = pl.concat_list(pl.col("args_hash"), pl.col("unnarrated_hashes").fill_null([])).list.unique()
     streak = (~pl.col("is_error")).cum_sum().over("session_id", "tool_key").alias("_streak")
     failed = t.with_columns(streak).filter(pl.col("is_error") & pl.col("is_mcp").fill_null(False))
-    identical = _largest(failed.with_columns(keys.alias("_key")).explode("_key"), params)
+    exploded = failed.with_columns(keys.alias("_key")).explode("_key")
+    identical = _largest(exploded, params)
     # Retries: each keeps at least half of its values from the tool's failed call before it in the streak. Only
     # streaks long enough to make a storm are compared.
     long_streaks = failed.group_by("session_id", "tool_key", "_streak").len().filter(pl.col("len") >= params.min_storm_failures)
@@ -123,9 +135,53 @@ def _storms(t: pl.DataFrame, failures: pl.DataFrame, params: Params) -> list[Fin
     values = values.with_columns(link.alias("_link"))
     retried = values.filter(pl.col("_link") | pl.col("_link").shift(-1).over("session_id", "tool_key", "_streak").fill_null(False))
     retries = _largest(retried.with_columns(pl.lit(0).alias("_key")), params).join(identical, on=["session_id", "tool_key"], how="anti")
-    return [_storm_finding(r, params, same_arguments=True) for r in identical.iter_rows(named=True)] + [
-        _storm_finding(r, params, same_arguments=False) for r in retries.iter_rows(named=True)
-    ]
+    spread = _spread(exploded, params).join(pl.concat([identical.select("session_id", "tool_key"), retries.select("session_id", "tool_key")]),
+                                            on=["session_id", "tool_key"], how="anti")
+    return ([_storm_finding(r, params, same_arguments=True) for r in identical.iter_rows(named=True)]
+            + [_storm_finding(r, params, same_arguments=False) for r in retries.iter_rows(named=True)]
+            + [_spread_finding(r, params) for r in spread.iter_rows(named=True)])
+
+
+def _spread(failed: pl.DataFrame, params: Params) -> pl.DataFrame:
+    """Per session and MCP tool, its failed calls in streaks of ``min_spread_repeats`` or more identical calls (one
+    ``_key``: ``failed`` has a row per call and key), when they cover ``min_spread_items`` distinct keys (the same call
+    failing again in a later streak is one item) and ``min_storm_failures`` calls or more."""
+    groups = ["session_id", "tool_key", "_streak", "_key"]
+    repeated = failed.filter(pl.len().over(groups) >= params.min_spread_repeats)
+    # Each call once, though it may be kept under two keys (its exact arguments, and them without a narration sentence
+    # that stayed the same): the lower key stands for its item, the same for every call of it.
+    calls = repeated.group_by("session_id", "tool_key", "tool_call_id").agg(
+        pl.col("_key").min(), pl.col("_streak").first(), pl.col("turn").first(), pl.col("billed_tokens").first(), pl.col("billed_usd").first())
+    return (
+        calls.group_by("session_id", "tool_key").agg(
+            pl.len().alias("n"), pl.col("_key").n_unique().alias("items"),
+            pl.col("turn").min().alias("first_turn"), pl.col("turn").max().alias("last_turn"),
+            pl.col("billed_tokens").sum().alias("tokens"), billed_usd_sum().alias("usd"),
+            pl.col("tool_call_id").sort_by("turn").first().alias("first_call"), fire_turn(params.min_storm_failures),
+        )
+        .filter((pl.col("n") >= params.min_storm_failures) & (pl.col("items") >= params.min_spread_items))
+        .sort("session_id", "tool_key")
+    )  # fmt: skip
+
+
+def _spread_finding(r: dict, params: Params) -> Finding:
+    """A spread storm: one item after another failing several times in a row before it lands."""
+    return Finding(
+        detector=NAME, severity="medium", session_id=r["session_id"], first_turn=r["first_turn"], last_turn=r["last_turn"],
+        metric="failure_storm", value=r["n"],
+        threshold=(f"≥ {params.min_storm_failures} failures of one MCP tool, each in a run of ≥ {params.min_spread_repeats} identical "
+                   f"calls failing in a row, over ≥ {params.min_spread_items} items"),
+        excess_tokens=int(r["tokens"] or 0), excess_usd=r["usd"], tool_key=r["tool_key"],
+        explanation=(
+            f"{r['tool_key']!r} failed {r['n']} times over {r['items']} items, each item's call failing "
+            f"{params.min_spread_repeats} times or more in a row on the same arguments before it landed: a storm spread "
+            f"over the items. Each retry re-sent the whole context ({int(r['tokens'] or 0):,} tokens over the failed calls); "
+            "a server that throttles every item on purpose makes an agent pay several rounds per item, while no single "
+            "streak looks like a storm."
+        ),
+        evidence={"first_call": r["first_call"], "calls": r["n"], "items": r["items"], "mcp": True, "storm": False,
+                  "retries": False, "spread": True, "fire_turn": r["fire_turn"]},
+    )
 
 
 def _largest(failed: pl.DataFrame, params: Params) -> pl.DataFrame:
