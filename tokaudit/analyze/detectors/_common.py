@@ -160,6 +160,15 @@ def run_groups(tools: pl.DataFrame, by: str, min_len: int) -> pl.DataFrame:
     )
 
 
+def task_cost(context: Context, session: str) -> tuple[float | None, str, str]:
+    """A task-scope finding's cost on the lead ``session``: the whole task's ratio to its cohort (``Context.group_ratio``),
+    the severity it gives (the lead's own ratio without one), and a sentence saying it ("" without one)."""
+    group = context.group_ratio(session)
+    severity = severity_for_ratio(group if group is not None else context.ratio(session))
+    text = f" The task (this session and all its subagents) cost {group:.1f}× its cohort's median." if group is not None else ""
+    return group, severity, text
+
+
 def tool_list(tools: list[str]) -> str:
     """The first ``MAX_NAMED_TOOLS`` of ``tools`` quoted, for an explanation ("'a', 'b' …")."""
     return f"{', '.join(repr(t) for t in tools[:MAX_NAMED_TOOLS])}{' …' if len(tools) > MAX_NAMED_TOOLS else ''}"

@@ -111,7 +111,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tokaudit.analyze.detectors import Finding, severity_for_ratio
-from tokaudit.analyze.detectors._common import EDITING_TOOLS, Context, fire_turn, known_turns, named_for
+from tokaudit.analyze.detectors._common import EDITING_TOOLS, Context, fire_turn, known_turns, named_for, task_cost
 from tokaudit.analyze.features import similarity_to
 from tokaudit.ingest.base import COMPRESS_SAMPLE_BYTES, SIG_BINS
 
@@ -470,15 +470,6 @@ def _subagents(context: Context) -> pl.DataFrame:
     return context.frames.sessions.filter(pl.col("parent_session_id").is_not_null()).select("session_id", "parent_session_id")
 
 
-def _task_cost(context: Context, session: str) -> tuple[float | None, str, str]:
-    """A task-scope finding's cost on the lead ``session``: the whole task's ratio to its cohort (``Context.group_ratio``),
-    the severity it gives (the lead's own ratio without one), and a sentence saying it ("" without one)."""
-    group = context.group_ratio(session)
-    severity = severity_for_ratio(group if group is not None else context.ratio(session))
-    text = f" The task (this session and all its subagents) cost {group:.1f}× its cohort's median." if group is not None else ""
-    return group, severity, text
-
-
 def _task_repeated_results(context: Context, params: Params) -> list[Finding]:
     """``_repeated_results`` over the subagents of one task: each subagent calls the MCP tool once or twice (a lease
     per subagent), so no session repeats anything, while the task pays for the same answer in every one of them."""
@@ -507,7 +498,7 @@ def _task_repeated_results(context: Context, params: Params) -> list[Finding]:
     out = []
     for r in per.iter_rows(named=True):
         session = r["parent_session_id"]
-        group, severity, cost = _task_cost(context, session)
+        group, severity, cost = task_cost(context, session)
         out.append(
             Finding(
                 detector=NAME, severity=severity, session_id=session,
@@ -694,7 +685,7 @@ def _subagent_rereads(context: Context, params: Params) -> list[Finding]:
     for r in per_task.iter_rows(named=True):
         session, n = r["parent_session_id"], len(r["readers"])
         driven = (r["driven"] or 0) * 2 > n  # called in most of the subagents that re-read
-        group, severity, cost = _task_cost(context, session)
+        group, severity, cost = task_cost(context, session)
         by = (f"Each of them also called {r['tool_key']!r} ({r['driven']} of {n}): the server may be handing the work to fresh "
               "agents one stage at a time, so each rebuilds the context the last one had.") if driven else (
               "No MCP tool was called in most of them: a workflow of the agent's own, left to a person.")

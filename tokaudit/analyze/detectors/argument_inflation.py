@@ -101,27 +101,18 @@ def detect(context: Context, params: Params) -> list[Finding]:
     # Only runs long enough can fire: drop the rest before the join with the requests (on the request's
     # integer key, ``request_hash``, not on session and turn).
     found = _inflated(_with_share(context.tools.filter(pl.col("run_len") >= params.min_calls), requests), "run_id", params)
-    servers = _server_runs(context.tools, params)
+    # The MCP calls whose long arguments a tool that writes nothing consumed: what the server and series paths read.
+    long_calls = context.tools.select("session_id", "mcp_server", "tool_key", "remote_host", "args_tokens", "result_tokens", "resent", "novelty",
+                                      "is_mcp", "run_id").filter(_server_call() & _long_consumed_args(params))
+    servers = _server_runs(context.tools, long_calls, params)
     if not servers.is_empty():
         # Only what no run of one tool already showed: a server's tools taking turns, or its calls spread
         # between the agent's own work.
         spread = (pl.col("tools") >= 2) | (pl.col("tool_runs") >= 2)
-        inflated = _inflated(_with_share(servers, requests), "server_run_id", params).filter(spread)
-        if not found.is_empty():
-            # A server whose one tool's run already shows it is reported once.
-            shown = found.select("session_id", pl.col("tool_key").str.replace(r"/.*$", "").alias("_server")).unique()
-            inflated = inflated.with_columns(pl.col("tool_key").str.replace(r"/.*$", "").alias("_server")).join(
-                shown, on=["session_id", "_server"], how="anti").drop("_server")
-        found = pl.concat([found, inflated.drop("tools", "tool_runs")], how="diagonal_relaxed") if not found.is_empty() else inflated
-    series = _tool_series(context.tools, params)
+        found = _also(found, _inflated(_with_share(servers, requests), "server_run_id", params).filter(spread).drop("tools", "tool_runs"))
+    series = _tool_series(context.tools, long_calls, params)
     if not series.is_empty():
-        inflated = _inflated(_with_share(series, requests), "tool_series_id", params)
-        if not found.is_empty():
-            # A tool (or its server) already shown by a run is reported once.
-            shown = found.select("session_id", pl.col("tool_key").str.replace(r"/.*$", "").alias("_server")).unique()
-            inflated = inflated.with_columns(pl.col("tool_key").str.replace(r"/.*$", "").alias("_server")).join(
-                shown, on=["session_id", "_server"], how="anti").drop("_server")
-        found = pl.concat([found, inflated], how="diagonal_relaxed") if not found.is_empty() else inflated
+        found = _also(found, _inflated(_with_share(series, requests), "tool_series_id", params))
     return [
         chain_finding(
             context, run, detector=NAME, metric="run_args_tokens", value=run["long_args_tokens"],
@@ -148,21 +139,37 @@ def _with_share(tools: pl.DataFrame, requests: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _server_runs(tools: pl.DataFrame, params: Params) -> pl.DataFrame:
+def _also(found: pl.DataFrame, inflated: pl.DataFrame) -> pl.DataFrame:
+    """``found`` and the runs of ``inflated`` whose server no run in ``found`` already shows (a server is reported once)."""
+    if found.is_empty():
+        return inflated
+    server = pl.col("tool_key").str.replace(r"/.*$", "").alias("_server")
+    shown = found.select("session_id", server).unique()
+    inflated = inflated.with_columns(server).join(shown, on=["session_id", "_server"], how="anti").drop("_server")
+    return pl.concat([found, inflated], how="diagonal_relaxed")
+
+
+def _server_call() -> pl.Expr:
+    """Whether a call went to an MCP server (or a remote host, the frame's server of its calls)."""
+    return pl.col("is_mcp") & pl.col("mcp_server").is_not_null()
+
+
+def _long_consumed_args(params: Params) -> pl.Expr:
+    """Whether a call's arguments are long (``min_call_args_tokens``), were consumed (``_consumed``) and went to a tool
+    that writes nothing (``_content_tool``)."""
+    return (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~_content_tool() & _consumed(params)
+
+
+def _server_runs(tools: pl.DataFrame, long_calls: pl.DataFrame, params: Params) -> pl.DataFrame:
     """A session's MCP calls in runs of one server (``server_run_id``, ``server_run_len``): consecutive among its
     MCP calls, the agent's own calls between them aside, with how many tools and runs of one tool each spans.
     A server whose schema has the model write a long argument to one tool, then another, in turn (validate,
-    fix, validate …), or after every step of the agent's own work, makes no run of one tool; it makes one of these."""
-    is_mcp = pl.col("is_mcp") & pl.col("mcp_server").is_not_null()
+    fix, validate …), or after every step of the agent's own work, makes no run of one tool; it makes one of these.
+    ``long_calls``: the MCP calls with long consumed arguments (a few columns)."""
     # Only sessions where a server was sent long arguments by enough of its non-writing calls can fire: found on
     # a few columns first, so that the whole frame is filtered once, to those sessions.
-    long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~_content_tool() & _consumed(params)
-    candidates = (
-        tools.select("session_id", "mcp_server", "tool_key", "remote_host", "args_tokens", "result_tokens", "resent", "novelty", "is_mcp")
-        .filter(is_mcp & long_args)
-        .group_by("session_id", "mcp_server").len().filter(pl.col("len") >= params.min_calls)
-    )
-    mcp = tools.filter(is_mcp & pl.col("session_id").is_in(candidates["session_id"].unique().implode())).select(
+    candidates = long_calls.group_by("session_id", "mcp_server").len().filter(pl.col("len") >= params.min_calls)
+    mcp = tools.filter(_server_call() & pl.col("session_id").is_in(candidates["session_id"].unique().implode())).select(
         pl.exclude("run_id", "run_len"), pl.col("run_id").alias("_tool_run")
     )
     if mcp.is_empty():
@@ -175,16 +182,12 @@ def _server_runs(tools: pl.DataFrame, params: Params) -> pl.DataFrame:
     return mcp.join(spans, on="server_run_id", how="inner")
 
 
-def _tool_series(tools: pl.DataFrame, params: Params) -> pl.DataFrame:
+def _tool_series(tools: pl.DataFrame, long_calls: pl.DataFrame, params: Params) -> pl.DataFrame:
     """A session's calls of each MCP tool, whatever came between them (``tool_series_id``, ``tool_series_len``), for
-    the tools sent long arguments that they consumed by at least ``min_calls`` calls that are not all one run (a run
-    of one tool is read as such)."""
-    is_mcp = pl.col("is_mcp") & pl.col("mcp_server").is_not_null()
-    long_args = (pl.col("args_tokens").fill_null(0) >= params.min_call_args_tokens) & ~_content_tool() & _consumed(params)
+    the tools sent long arguments that they consumed (``long_calls``) by at least ``min_calls`` calls that are not all
+    one run (a run of one tool is read as such)."""
     candidates = (
-        tools.select("session_id", "tool_key", "mcp_server", "remote_host", "args_tokens", "result_tokens", "resent", "novelty", "is_mcp", "run_id")
-        .filter(is_mcp & long_args)
-        .group_by("session_id", "tool_key").agg(pl.len(), pl.col("run_id").n_unique().alias("runs"))
+        long_calls.group_by("session_id", "tool_key").agg(pl.len(), pl.col("run_id").n_unique().alias("runs"))
         .filter((pl.col("len") >= params.min_calls) & (pl.col("runs") >= 2))
     )
     if candidates.is_empty():

@@ -77,8 +77,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from tokaudit.analyze.detectors import Finding, severity_for_ratio
-from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups, tool_list
+from tokaudit.analyze.detectors import Finding
+from tokaudit.analyze.detectors._common import Context, chain_finding, run_groups, task_cost, tool_list
 
 NAME = "continuation_loop"
 TITLE = "Server-steered loop returning little new (D5)"
@@ -340,15 +340,14 @@ def _delegation_relays(context: Context, params: Params) -> list[Finding]:
         mcp = served * 2 > children.height
         tokens = int(children.select((pl.col("input_total_tokens").fill_null(0) + pl.col("output_tokens").fill_null(0)).sum()).item() or 0)
         usd = children["cost_usd"].sum() if children.height and not children["has_unpriced"].fill_null(False).any() else None
-        group = context.group_ratio(session)
-        cost = f" The task (this session and all its subagents) cost {group:.1f}× its cohort's median." if group is not None else ""
+        group, severity, cost = task_cost(context, session)
         known = relayed["turn"].drop_nulls().sort()
         by = (f"Most of them worked through {driver!r} ({served} of {children.height}): a server whose every answer names more "
               "work can spread a loop over fresh agents, each cheap, so no session of its own looks long." if mcp else
               "Most of them called no MCP tool: a workflow of the agent's own, left to a person.")
         findings.append(
             Finding(
-                detector=NAME, severity=severity_for_ratio(group if group is not None else context.ratio(session)), session_id=session,
+                detector=NAME, severity=severity, session_id=session,
                 first_turn=known.min() if known.len() else None, last_turn=known.max() if known.len() else None,
                 metric="relayed_delegations", value=float(relayed.height),
                 threshold=(f"≥ {params.min_relayed_delegations} subagents of one task sent after references earlier subagents' "
